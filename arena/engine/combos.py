@@ -1,0 +1,138 @@
+"""Declarable combinations (DUM-DECL-3, G54-DECL-1, DK-DECL-3), one finder per table.
+
+A finder takes a hand and returns every combination it qualifies for, at full size.
+`Combination.cards` are the cards that form it: DK-SKAT-4 needs them, and they are
+what a shown combination reveals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cards import CARDS, FOOL, KINGS, MOND, PAGAT, SUITS, TAROKS, Card, tarok
+
+COURT_FACES = (11, 12, 13, 14)  # J, C, Q, K
+
+
+@dataclass(frozen=True, slots=True)
+class Combination:
+    name: str
+    value: int
+    size: int
+    suit: str | None = None
+    cards: frozenset[Card] = field(default=frozenset(), compare=False)
+    with_fool: bool = False
+    with_pagat: bool = False
+
+    def public(self) -> dict[str, Any]:
+        """What a declaration publishes (DUM-DECL-5, G54-DECL-2, DK-DECL-1): no card."""
+        out: dict[str, Any] = {"name": self.name, "size": self.size, "value": self.value}
+        if self.suit is not None:
+            out["suit"] = self.suit
+        if self.name == "taroks":
+            out["with_fool"] = self.with_fool
+            out["with_pagat"] = self.with_pagat
+        return out
+
+
+Finder = Callable[[Collection[Card], dict[str, str]], list[Combination]]
+
+
+def _courts(suit: str) -> list[Card]:
+    base = SUITS.index(suit) * 14
+    return [CARDS[base + face - 1] for face in COURT_FACES]
+
+
+def _taroks(hand: Collection[Card]) -> Combination | None:
+    cards = frozenset(c for c in hand if c in TAROKS or c == FOOL)
+    n = len(cards)
+    if n < 10:
+        return None
+    return Combination("taroks", 10 + 5 * (n - 10), n, cards=cards, with_fool=FOOL in cards, with_pagat=PAGAT in cards)
+
+
+def _matadors(hand: Collection[Card]) -> Combination | None:
+    if not (PAGAT in hand and FOOL in hand and MOND in hand):
+        return None
+    run = [PAGAT, FOOL, MOND]
+    number = 20
+    while number > 1 and tarok(number) in hand:
+        run.append(tarok(number))
+        number -= 1
+    m = len(run)
+    return Combination("matadors", 10 + 5 * (m - 3), m, cards=frozenset(run))
+
+
+def dummett(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+    """DUM-DECL-3 (one card may serve in several combinations, AMB-20)."""
+    found = [c for c in (_taroks(hand), _matadors(hand)) if c is not None]
+    kings = frozenset(c for c in hand if c in KINGS or c in (PAGAT, FOOL, MOND))
+    if len(kings) >= 3:
+        found.append(Combination("kings", 5 + 5 * (len(kings) - 3), len(kings), cards=kings))
+    for suit in SUITS:
+        courts = [c for c in _courts(suit) if c in hand]
+        if len(courts) == 4:
+            found.append(Combination("cavallerie", 10, 4, suit, frozenset(courts)))
+        elif len(courts) == 3 and FOOL in hand:
+            found.append(Combination("half_cavallerie", 5, 4, suit, frozenset([*courts, FOOL]), with_fool=True))
+    for name, face in (("four_queens", 13), ("four_cavaliers", 12), ("four_jacks", 11)):
+        same = frozenset(c for c in hand if c < 56 and c % 14 == face - 1)
+        if len(same) == 4:
+            found.append(Combination(name, 5, 4, cards=same))
+    all_blanks = options.get("ladons") == "all_blanks"
+    ladons = frozenset(c for c in hand if _is_ladon(c, all_blanks))
+    if len(ladons) >= 16:
+        found.append(Combination("ladons", 15 + 5 * (len(ladons) - 16), len(ladons), cards=ladons))
+    return found
+
+
+def _is_ladon(card: Card, all_blanks: bool) -> bool:
+    """G-PACK-5: suit pips A…10; with `ladons = all_blanks` also T2…T20 (AMB-16)."""
+    if card < 56:
+        return card % 14 < 10
+    return all_blanks and PAGAT < card < MOND
+
+
+def german(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+    """G54-DECL-1."""
+    found = [c for c in (_taroks(hand), _matadors(hand)) if c is not None]
+    for suit in SUITS:
+        courts = [c for c in _courts(suit) if c in hand]
+        if len(courts) == 4:
+            found.append(Combination("whole_cavalry", 10, 4, suit, frozenset(courts)))
+        elif len(courts) == 3 and FOOL in hand:
+            found.append(Combination("half_cavalry", 5, 4, suit, frozenset([*courts, FOOL]), with_fool=True))
+    kings = frozenset(c for c in hand if c in KINGS)
+    if len(kings) == 4:
+        found.append(Combination("four_kings", 10, 4, cards=kings))
+    elif len(kings) == 3 and FOOL in hand:
+        found.append(Combination("three_kings", 5, 4, cards=kings | {FOOL}, with_fool=True))
+    return found
+
+
+def danish(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+    """DK-DECL-3: the Fool is wild; one Kings declaration and one per suit (AMB-56)."""
+    found = [c for c in (_taroks(hand), _matadors(hand)) if c is not None]
+    has_fool = FOOL in hand
+    kings = frozenset(c for c in hand if c in KINGS)
+    if len(kings) == 4:
+        found.append(
+            Combination("overfull_kings", 15, 5, cards=kings | {FOOL}, with_fool=True)
+            if has_fool
+            else Combination("full_kings", 10, 4, cards=kings)
+        )
+    elif len(kings) == 3 and has_fool:
+        found.append(Combination("half_kings", 5, 4, cards=kings | {FOOL}, with_fool=True))
+    for suit in SUITS:
+        courts = frozenset(c for c in _courts(suit) if c in hand)
+        if len(courts) == 4:
+            found.append(
+                Combination("overfull", 15, 5, suit, courts | {FOOL}, with_fool=True)
+                if has_fool
+                else Combination("full", 10, 4, suit, courts)
+            )
+        elif len(courts) == 3 and has_fool:
+            found.append(Combination("half", 5, 4, suit, courts | {FOOL}, with_fool=True))
+    return found

@@ -1,0 +1,340 @@
+"""The end of a deal as data: the Fool exchange, card points, and a ledger of transfers.
+
+Every payment is a `Transfer` between accounts (seats, and the Danish pots)
+tagged with the rule that causes it, so a deal's ledger always sums to zero
+(G-PAY-1, G-PAY-3) and every game point can be traced to a rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .cards import FOOL, KINGS, PAGAT, Card, is_counting
+
+if TYPE_CHECKING:
+    from .state import DealState
+
+Account = int | str  # a seat, or a pot name ("king", "pagat")
+
+
+
+def _p78_value(index: int) -> int:
+    """G-CP-1: 5 for the honours and Kings, 4 Queens, 3 Cavaliers, 2 Jacks, 1 for a blank."""
+    if index in (56, 76, 77):
+        return 5
+    if index >= 56:
+        return 1
+    return {14: 5, 13: 4, 12: 3, 11: 2}.get(index % 14 + 1, 1)
+
+
+P78_VALUE: tuple[int, ...] = tuple(_p78_value(i) for i in range(78))
+# G-CP-5 (P001): counting cards one less than P78; blanks counted in threes.
+P001_VALUE: tuple[int, ...] = tuple(P78_VALUE[i] - 1 if is_counting(i) else 0 for i in range(78))
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    source: Account
+    target: Account
+    amount: int
+    rule: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"from": self.source, "to": self.target, "amount": self.amount, "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class DealResult:
+    card_points: list[int]
+    deltas: list[int]
+    pots: dict[str, int]
+    ledger: list[Transfer]
+    annulled: bool = False
+    tricks_won: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "card_points": list(self.card_points),
+            "deltas": list(self.deltas),
+            "pots": dict(self.pots),
+            "annulled": self.annulled,
+            "tricks_won": list(self.tricks_won),
+            "ledger": [t.to_dict() for t in self.ledger],
+        }
+
+
+def p78_points(pile: Iterable[int]) -> int:
+    """G-CP-1: Σv − 2·N/3; G-CP-3: N must be a multiple of 3."""
+    cards = list(pile)
+    n = len(cards)
+    if n % 3:
+        raise AssertionError(f"a pile of {n} cards cannot be counted in threes (G-CP-3)")
+    return sum(P78_VALUE[c] for c in cards) - 2 * n // 3
+
+
+def p001_points(pile: Iterable[int]) -> int:
+    """G-CP-5: counting cards 4/3/2/1 plus one point per three blanks."""
+    cards = list(pile)
+    blanks = sum(1 for c in cards if not is_counting(c))
+    return sum(P001_VALUE[c] for c in cards) + blanks // 3
+
+
+class Ledger:
+    """Collects transfers; helpers speak the rules' language ("receives a from each")."""
+
+    def __init__(self, players: tuple[int, ...]) -> None:
+        self.players = players
+        self.transfers: list[Transfer] = []
+
+    def pay(self, source: Account, target: Account, amount: int, rule: str) -> None:
+        if amount > 0 and source != target:
+            self.transfers.append(Transfer(source, target, amount, rule))
+        elif amount < 0:
+            self.transfers.append(Transfer(target, source, -amount, rule))
+
+    def receive_from_each(self, seat: int, amount: int, rule: str) -> None:
+        """G-PAY-2: every other active player transfers `amount` to `seat`."""
+        for other in self.players:
+            if other != seat:
+                self.pay(other, seat, amount, rule)
+
+    def pay_to_each(self, seat: int, amount: int, rule: str) -> None:
+        for other in self.players:
+            if other != seat:
+                self.pay(seat, other, amount, rule)
+
+    def balance(self, account: Account) -> int:
+        return sum(t.amount for t in self.transfers if t.target == account) - sum(
+            t.amount for t in self.transfers if t.source == account
+        )
+
+
+def settle_fool(state: DealState) -> list[list[Card]]:
+    """G-TRICK-7: the final piles after the Fool exchange (DK-FOOL-5/6, G54-FOOL-5 included)."""
+    piles = [list(p) for p in state.piles]
+    piles[state.dealer].extend(state.skat)  # DUM-DISC-1, G54-DISC-1, DK-SKAT-1: the skat counts for him
+    v = state.variant
+    tout = next((s for s in state.order if state.tricks_won[s] == v.trick_count), None)
+    for owner, creditor, _trick in state.fool_debts:
+        pile = piles[owner]
+        if tout is not None and v.family == "danish":
+            card = FOOL  # DK-FOOL-5: the Tout-maker takes it without an exchange card
+        elif v.fool_owner_without_tricks_gives_fool and state.tricks_won[owner] == 0:
+            card = FOOL  # DK-FOOL-6
+        else:
+            others = [c for c in pile if c != FOOL]
+            card = min(others, key=lambda c: (P78_VALUE[c], c)) if others else FOOL
+        pile.remove(card)
+        piles[creditor].append(card)
+    return piles
+
+
+def score_deal(state: DealState) -> DealResult:
+    v = state.variant
+    ledger = Ledger(state.order)
+    if v.pots is not None and state.stakes:
+        _pot_stakes(state, ledger)
+    if state.annulled:
+        return _result(state, ledger, [0] * state.seats)
+    piles = settle_fool(state)
+    if v.family == "dummett":
+        points = [p78_points(p) for p in piles]
+        _score_dummett(state, ledger, points)
+    elif v.family == "german":
+        points = [p78_points(p) for p in piles]
+        _score_german(state, ledger, points)
+    else:
+        assert v.danish is not None
+        count = p001_points if v.danish.counting == "p001" else p78_points
+        points = [count(p) if s in state.order else 0 for s, p in enumerate(piles)]
+        for p in piles:
+            p78_points(p)  # G-CP-3 holds whatever the counting
+        _score_danish(state, ledger, points)
+    return _result(state, ledger, points)
+
+
+def _result(state: DealState, ledger: Ledger, points: list[int]) -> DealResult:
+    deltas = [ledger.balance(s) for s in range(state.seats)]
+    pots = {name: ledger.balance(name) for name in state.variant.pot_names}
+    return DealResult(points, deltas, pots, ledger.transfers, state.annulled, list(state.tricks_won))
+
+
+def _declarations(state: DealState, ledger: Ledger, rule: str) -> None:
+    for d in state.declarations:
+        ledger.receive_from_each(d.seat, d.combination.value, rule)
+
+
+def _card_settlement(state: DealState, ledger: Ledger, points: list[int], rule: str) -> None:
+    """DUM-CARD-1: CP − 26; those below pay their shortfall, those above receive their excess."""
+    diff = {s: points[s] - 26 for s in state.order}
+    winners = [s for s in state.order if diff[s] > 0]
+    losers = [s for s in state.order if diff[s] < 0]
+    if len(winners) == 1:
+        for s in losers:
+            ledger.pay(s, winners[0], -diff[s], rule)
+    elif len(losers) == 1:
+        for s in winners:
+            ledger.pay(losers[0], s, diff[s], rule)
+
+
+def _card_played(state: DealState, predicate: Iterable[Card], last: bool) -> list[tuple[int, Card, bool]]:
+    """(seat, card, won) for every card in `predicate` played to tricks 1…24 or to the last trick."""
+    wanted = frozenset(predicate)
+    final = state.variant.trick_count
+    out = []
+    for trick in state.tricks:
+        if (trick.number == final) != last:
+            continue
+        for seat, card in trick.plays:
+            if card in wanted:
+                out.append((seat, card, seat == trick.winner))
+    return out
+
+
+VOLE_VALUE = {1: 52, 13: 38, 20: 31}  # DUM-ANN-2: announced before trick t ≤ key
+NOLO_VALUE = {1: (36, 10), 13: (31, 5)}
+
+
+def _window(table: dict[int, Any], trick: int) -> Any:
+    for limit in sorted(table):
+        if trick <= limit:
+            return table[limit]
+    raise AssertionError(f"no announcement window for trick {trick}")
+
+
+def _score_dummett(state: DealState, ledger: Ledger, points: list[int]) -> None:
+    _declarations(state, ledger, "DUM-DECL-2")
+    won = state.tricks_won
+    vole_maker = next((s for s in state.order if won[s] == state.variant.trick_count), None)
+    announced = {a.seat: a for a in state.announcements}
+    # DUM-BON-5: Vole, announced or not; a failed announced Vole pays its value to each.
+    for seat, ann in announced.items():
+        if ann.name == "vole" and seat != vole_maker:
+            ledger.pay_to_each(seat, _window(VOLE_VALUE, ann.trick), "DUM-BON-5")
+    if vole_maker is not None:
+        ann = announced.get(vole_maker)
+        value = _window(VOLE_VALUE, ann.trick) if ann and ann.name == "vole" else 26
+        ledger.receive_from_each(vole_maker, value, "DUM-BON-5")
+    # DUM-BON-6/7: Nolo; void when a Vole is made.
+    noloist = None
+    if vole_maker is None:
+        trickless = [s for s in state.order if won[s] == 0]
+        noloist = trickless[0] if len(trickless) == 1 else None
+        for seat, ann in announced.items():
+            if ann.name == "nolo" and won[seat] > 0:
+                ledger.pay_to_each(seat, _window(NOLO_VALUE, ann.trick)[1], "DUM-BON-7")
+    if noloist is not None:
+        ann = announced.get(noloist)
+        value = _window(NOLO_VALUE, ann.trick)[0] if ann and ann.name == "nolo" else 26
+        ledger.receive_from_each(noloist, value, "DUM-BON-6")
+    cancel_bonuses = noloist is not None and state.variant.options.get("nolo_cancels") != "cards_only"
+    if noloist is None:
+        _card_settlement(state, ledger, points, "DUM-CARD-1")
+    if cancel_bonuses:
+        return
+    for seat, _card, wins in _card_played(state, [PAGAT], last=False):
+        (ledger.receive_from_each if wins else ledger.pay_to_each)(seat, 5, "DUM-BON-1")
+    for seat, _card, wins in _card_played(state, KINGS, last=False):
+        (ledger.receive_from_each if wins else ledger.pay_to_each)(seat, 5, "DUM-BON-2")
+    for seat, _card, wins in _card_played(state, [PAGAT], last=True):
+        (ledger.receive_from_each if wins else ledger.pay_to_each)(seat, 15, "DUM-BON-3")
+    for seat, _card, wins in _card_played(state, KINGS, last=True):
+        (ledger.receive_from_each if wins else ledger.pay_to_each)(seat, 10, "DUM-BON-4")
+
+
+def _score_german(state: DealState, ledger: Ledger, points: list[int]) -> None:
+    _declarations(state, ledger, "G54-DECL-1")
+    _card_settlement(state, ledger, points, "G54-CARD-1")
+    # G54-FOOL-5 (AMB-51): the Excuse's owner is who played it, or the dealer if it lies in the skat.
+    owner = state.dealer if FOOL in state.skat else next(
+        (seat for t in state.tricks for seat, card in t.plays if card == FOOL), None
+    )
+    if owner is not None and state.tricks_won[owner] == 0:
+        ledger.receive_from_each(owner, 4, "G54-FOOL-5")
+    for seat, _card, wins in _card_played(state, [PAGAT], last=False):
+        if not wins:
+            ledger.pay_to_each(seat, 5, "G54-BON-1")
+    for seat, _card, wins in _card_played(state, [PAGAT], last=True):
+        if wins:
+            ledger.receive_from_each(seat, 10, "G54-BON-3")
+        else:
+            ledger.pay_to_each(seat, 10, "G54-BON-2")
+
+
+def _pot_stakes(state: DealState, ledger: Ledger) -> None:
+    """DK-POT-3 (AMB-09): refill empty pots; the dealer's stake of 5."""
+    rules = state.variant.pots
+    assert rules is not None
+    for pot in state.variant.pot_names:
+        empty = state.pots_start[pot] == 0
+        if empty:
+            for seat in state.order:
+                ledger.pay(seat, pot, rules.refill, "DK-POT-3")
+        if rules.stake_into_every_pot or not empty:
+            ledger.pay(state.dealer, pot, rules.dealer_stake, "DK-POT-3")
+
+
+def _score_danish(state: DealState, ledger: Ledger, points: list[int]) -> None:
+    v = state.variant
+    params = v.danish
+    assert params is not None
+    _declarations(state, ledger, "DK-DECL-3")
+    # DK-INPLAY-1…3: tricks 1…24.
+    for seat, _card, wins in _card_played(state, [PAGAT], last=False):
+        if wins:
+            if params.pagat_win_pays:
+                ledger.receive_from_each(seat, 5, "DK-INPLAY-2")
+        else:
+            ledger.pay_to_each(seat, 5, "DK-INPLAY-1")
+            ledger.pay(seat, "pagat", 5, "DK-INPLAY-1")
+    for seat, _card, wins in _card_played(state, KINGS, last=False):
+        if not wins:
+            ledger.pay_to_each(seat, 5, "DK-INPLAY-3")
+            ledger.pay(seat, "king", 5, "DK-INPLAY-3")
+    # DK-END-1: classify.
+    won = state.tricks_won
+    tout = next((s for s in state.order if won[s] == v.trick_count), None)
+    trickless = [s for s in state.order if won[s] == 0]
+    noloist = trickless[0] if tout is None and len(trickless) == 1 else None
+    # DK-END-3: failed ultimos (AMB-07, AMB-11).
+    if not (noloist is not None and params.nolo_skips_failed_ultimo):
+        start = {pot: state.pots_start[pot] + ledger.balance(pot) for pot in v.pot_names}
+        for seat, card, wins in _card_played(state, [PAGAT, *KINGS], last=True):
+            if wins:
+                continue
+            pot, amount = ("pagat", 45) if card == PAGAT else ("king", 40)
+            ledger.pay_to_each(seat, amount, "DK-END-3")
+            ledger.pay(seat, pot, start[pot] if params.failed_ultimo_doubles_pot else amount, "DK-END-3")
+    last = state.tricks[-1]
+    if tout is not None:  # DK-END-5, after DK-END-3 (AMB-10)
+        ledger.receive_from_each(tout, params.tout, "DK-END-5")
+        for pot in v.pot_names:
+            ledger.pay(pot, tout, state.pots_start[pot] + ledger.balance(pot), "DK-END-5")
+    elif noloist is not None:  # DK-END-6
+        ledger.receive_from_each(noloist, 25, "DK-END-6")
+    else:  # DK-END-4: exclusive (AMB-46)
+        card = last.card_of(last.winner)
+        w = last.winner
+        if card == PAGAT:
+            ledger.receive_from_each(w, 45, "DK-END-4")
+            ledger.pay("pagat", w, state.pots_start["pagat"] + ledger.balance("pagat"), "DK-END-4")
+        elif card in KINGS:
+            ledger.receive_from_each(w, 40, "DK-END-4")
+            ledger.pay("king", w, state.pots_start["king"] + ledger.balance("king"), "DK-END-4")
+        else:
+            ledger.receive_from_each(w, 20, "DK-END-4")
+    # DK-END-7: card settlement with forehand.
+    forehand = state.forehand
+    for seat in state.order:
+        if seat == forehand:
+            continue
+        cp = points[seat]
+        if params.counting == "p001":
+            ledger.pay(forehand, seat, cp - 25, "DK-END-7")
+        elif cp > 26:
+            ledger.pay(forehand, seat, 5 * ((cp - 24) // 5), "DK-END-7")
+        elif cp < 26:
+            ledger.pay(seat, forehand, 5 * ((28 - cp) // 5), "DK-END-7")
+

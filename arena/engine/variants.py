@@ -1,0 +1,262 @@
+"""Variants as data plus a few hooks.
+
+A `Variant` reads like a row of RULES §8: seats, direction, ranking, Fool rules,
+declarations, pots, scoring parameters.  The hooks are plain functions chosen
+per family: `discard_plans` (which skats are legal), `combinations` (what a hand
+may declare) and `score` (the end of the deal, in `scoring.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from . import combos
+from .cards import FOOL, KINGS, MOND, PAGAT, TAROKS, Card
+from .errors import ConfigError
+
+SkatPlan = tuple[frozenset[Card], frozenset[Card]]
+"""(cards that must all be laid away, cards that may fill the remaining places)."""
+
+MIDDLE_TAROKS = frozenset(t for t in TAROKS if t not in (PAGAT, MOND))
+
+
+@dataclass(frozen=True)
+class PotRules:
+    """DK-POT-2/3: pot payments (§4.1)."""
+
+    ante: int
+    refill: int
+    dealer_stake: int
+    stake_into_every_pot: bool  # `danish-pots`: the dealer pays into refilled pots too
+
+
+@dataclass(frozen=True)
+class DanishScoring:
+    """The scoring switches of §4.1."""
+
+    pagat_win_pays: bool  # DK-INPLAY-2
+    tout: int  # DK-END-5
+    nolo_skips_failed_ultimo: bool  # DK-END-3, AMB-11
+    failed_ultimo_doubles_pot: bool  # DK-END-3, AMB-07
+    counting: str  # DK-END-7: "p78" or "p001"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    options: Mapping[str, str]
+    family: str  # "dummett", "german", "danish": picks the discard, combination and scoring hooks
+    seats: int = 3
+    clockwise: bool = False
+    red_pips_reversed: bool = True
+    fool_lead: str = "next_card"  # G-TRICK-3: "next_card", "designate" or "forbidden"
+    fool_captured_from: int | None = None  # first trick in which a played Fool is captured
+    fool_forbidden_trick: int | None = None  # DK-FOOL-2: trick 24
+    fool_last_trick: int | None = None  # G54-FOOL-2: must be played by trick 23
+    fool_when_void: bool = False  # G54-FOOL-3
+    fool_demand: bool = False  # DK-FOOL-3
+    fool_owner_without_tricks_gives_fool: bool = False  # DK-FOOL-6
+    declarations: str = "optional"  # or "compulsory" (made by the engine)
+    announcements: bool = False  # DUM-ANN: Vole and Nolo
+    redeal: str | None = None  # DK-DEAL-2: "claim" or "auto"
+    pots: PotRules | None = None
+    danish: DanishScoring | None = None
+    trick_count: int = 25
+    description: str = field(default="", compare=False)
+
+    @property
+    def players(self) -> int:
+        """Active players in one deal (G54-TAB-2: a fourth seat sits out)."""
+        return 3
+
+    @property
+    def pot_names(self) -> tuple[str, ...]:
+        return ("king", "pagat") if self.pots else ()
+
+    def combinations(self, hand: Collection[Card]) -> list[combos.Combination]:
+        return _FINDERS[self.family](hand, dict(self.options))
+
+    def discard_plans(self, hand: Collection[Card]) -> list[SkatPlan]:
+        return _DISCARD[self.family](self, hand)
+
+    @property
+    def maximise_free_skat_cards(self) -> bool:
+        """DK-SKAT-4: the skat holds as many non-combination cards as possible."""
+        return self.family == "danish"
+
+
+_FINDERS: dict[str, combos.Finder] = {
+    "dummett": combos.dummett,
+    "german": combos.german,
+    "danish": combos.danish,
+}
+
+
+def _with_fallback(pool: set[Card], hand: Collection[Card]) -> frozenset[Card]:
+    """DUM-DISC-4, G54-DISC-3: with fewer than 3 legal cards, T2…T20 become legal."""
+    if len(pool) < 3:
+        pool |= {c for c in hand if c in MIDDLE_TAROKS}
+    return frozenset(pool)
+
+
+def _dummett_plans(variant: Variant, hand: Collection[Card]) -> list[SkatPlan]:
+    tarok_class = [c for c in hand if c in TAROKS or c == FOOL]
+    # DUM-DISC-3 (AMB-15): with the Pagat and at most two other tarok-class cards, all but T21 may go.
+    taroks_free = PAGAT in hand and len(tarok_class) <= 3
+    pool = {
+        c
+        for c in hand
+        if c not in KINGS and c != MOND and (taroks_free or not (c in TAROKS or c == FOOL))  # DUM-DISC-2
+    }
+    return [(frozenset(), _with_fallback(pool, hand))]
+
+
+def _german_plans(variant: Variant, hand: Collection[Card]) -> list[SkatPlan]:
+    taroks = {c for c in hand if c in TAROKS}
+    pool = {c for c in hand if c not in KINGS and c not in taroks and c != FOOL}  # G54-DISC-1/2
+    if PAGAT in taroks and len(taroks) == 3:  # G54-DISC-2 (a)
+        pool |= taroks
+    if PAGAT in taroks and FOOL in hand and len(taroks) == 2:  # G54-DISC-2 (b)
+        pool |= taroks | {FOOL}
+    return [(frozenset(), _with_fallback(pool, hand))]
+
+
+def _danish_plans(variant: Variant, hand: Collection[Card]) -> list[SkatPlan]:
+    taroks = frozenset(c for c in hand if c in TAROKS)
+    pool = frozenset(c for c in hand if c not in KINGS and c not in TAROKS and c != FOOL)  # DK-SKAT-2
+    plans: list[SkatPlan] = [(frozenset(), pool)] if len(pool) >= 3 else []
+    # DK-SKAT-3: middle taroks only if the dealer thereby keeps no tarok at all.
+    if taroks and taroks <= MIDDLE_TAROKS and len(taroks) <= 3 and len(pool) >= 3 - len(taroks):
+        plans.append((taroks, pool))
+    if not plans:  # DK-SKAT-5 (AMB-52): only when DK-SKAT-2/3 admit no skat at all
+        plans.append((frozenset(), pool | (taroks & MIDDLE_TAROKS)))
+    return plans
+
+
+_DISCARD: dict[str, Callable[[Variant, Collection[Card]], list[SkatPlan]]] = {
+    "dummett": _dummett_plans,
+    "german": _german_plans,
+    "danish": _danish_plans,
+}
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    choices: tuple[str, ...]  # the first is the default
+    doc: str
+
+
+OPTIONS: dict[str, dict[str, OptionSpec]] = {
+    "grosstarock": {
+        "ladons": OptionSpec(("pips", "all_blanks"), "what counts as a Ladon (G-PACK-5, AMB-16)"),
+        "nolo_cancels": OptionSpec(("all", "cards_only"), "what a successful Nolo cancels (DUM-BON-6)"),
+    },
+    "german-1754": {
+        "players": OptionSpec(("3", "4"), "a fourth seat that sits out in turn (G54-TAB-2)"),
+    },
+    "danish": {
+        "redeal": OptionSpec(("claim", "auto"), "redeal of a hand without tarok (DK-DEAL-2)"),
+    },
+    "danish-pots": {
+        "red_pips": OptionSpec(("reversed", "straight"), "red pip order (G-RANK-3, AMB-01)"),
+        "counting": OptionSpec(("p78", "p001"), "card counting (DK-END-7, G-CP-5)"),
+    },
+}
+
+VARIANT_NAMES: tuple[str, ...] = tuple(OPTIONS)
+
+
+def find_variant(name: str, options: Mapping[str, str] | None = None) -> Variant:
+    """The variant `name` with `options` (missing ones take their default)."""
+    if name not in OPTIONS:
+        raise ConfigError(f"unknown variant {name!r} (known: {', '.join(VARIANT_NAMES)})")
+    specs = OPTIONS[name]
+    given = dict(options or {})
+    resolved: dict[str, str] = {}
+    for key, spec in specs.items():
+        value = str(given.pop(key, spec.choices[0]))
+        if value not in spec.choices:
+            raise ConfigError(f"option {key}={value!r} for {name}: expected one of {', '.join(spec.choices)}")
+        resolved[key] = value
+    if given:
+        known = ", ".join(specs) or "none"
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(given))} for {name} (known: {known})")
+    return _PRESETS[name](MappingProxyType(resolved))
+
+
+def _grosstarock(options: Mapping[str, str]) -> Variant:
+    return Variant(
+        name="grosstarock",
+        options=options,
+        family="dummett",
+        clockwise=True,  # DUM-TAB-1
+        fool_lead="next_card",  # DUM-PLAY-1
+        fool_captured_from=23,  # DUM-PLAY-2
+        declarations="optional",  # DUM-DECL-1
+        announcements=True,  # DUM-ANN
+        description="Dummett's classical Grosstarock",
+    )
+
+
+def _german(options: Mapping[str, str]) -> Variant:
+    return Variant(
+        name="german-1754",
+        options=options,
+        family="german",
+        seats=int(options["players"]),  # G54-TAB-2
+        fool_lead="forbidden",  # G54-PLAY-1
+        fool_last_trick=23,  # G54-FOOL-2
+        fool_when_void=True,  # G54-FOOL-3
+        declarations="optional",  # G54-DECL-1
+        description="Early German Taroc (1754)",
+    )
+
+
+def _danish(options: Mapping[str, str]) -> Variant:
+    return Variant(
+        name="danish",
+        options=options,
+        family="danish",
+        fool_lead="designate",
+        fool_captured_from=25,  # DK-FOOL-2
+        fool_forbidden_trick=24,
+        fool_demand=True,  # DK-FOOL-3
+        declarations="compulsory",  # DK-DECL-1
+        redeal=options["redeal"],  # DK-DEAL-2
+        pots=PotRules(ante=20, refill=20, dealer_stake=5, stake_into_every_pot=False),
+        danish=DanishScoring(
+            pagat_win_pays=True, tout=80, nolo_skips_failed_ultimo=False, failed_ultimo_doubles_pot=True, counting="p78"
+        ),
+        description="Danish Tarok (Dansk Tarokforbund, 2011)",
+    )
+
+
+def _danish_pots(options: Mapping[str, str]) -> Variant:
+    return Variant(
+        name="danish-pots",
+        options=options,
+        family="danish",
+        red_pips_reversed=options["red_pips"] == "reversed",
+        fool_lead="designate",
+        fool_owner_without_tricks_gives_fool=True,  # DK-FOOL-6
+        declarations="compulsory",
+        pots=PotRules(ante=40, refill=40, dealer_stake=5, stake_into_every_pot=True),
+        danish=DanishScoring(
+            pagat_win_pays=False,
+            tout=85,
+            nolo_skips_failed_ultimo=True,
+            failed_ultimo_doubles_pot=False,
+            counting=options["counting"],
+        ),
+        description="Danish pot game of the blogs",
+    )
+
+
+_PRESETS: dict[str, Callable[[Mapping[str, str]], Variant]] = {
+    "grosstarock": _grosstarock,
+    "german-1754": _german,
+    "danish": _danish,
+    "danish-pots": _danish_pots,
+}
