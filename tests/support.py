@@ -1,0 +1,63 @@
+"""Helpers for rule tests: build a deck that deals chosen hands, apply actions by text."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+
+from arena.engine import CARDS, Action, Card, DealState, Variant, find_variant
+
+
+def deal_order(variant: Variant, dealer: int) -> tuple[int, int, int]:
+    """(forehand, middlehand, dealer) for `dealer`, the order in which G-DEAL-1 deals."""
+    return DealState(variant, dealer, list(CARDS)).order
+
+
+def deck_for_hands(variant: Variant, dealer: int, hands: Mapping[int, Iterable[str]]) -> list[Card]:
+    """A deck that deals each listed seat at least the given cards (G-DEAL-1).
+
+    Unlisted cards fill the remaining places in canonical order; a seat given a
+    full hand (25, or 28 for the dealer) gets exactly that hand.
+    """
+    order = deal_order(variant, dealer)
+    positions: dict[int, list[int]] = {seat: [] for seat in order}
+    for r in range(5):
+        for k, seat in enumerate(order):
+            positions[seat].extend(range(15 * r + 5 * k, 15 * r + 5 * k + 5))
+    positions[dealer].extend(range(75, 78))
+    deck: list[Card | None] = [None] * 78
+    used: set[Card] = set()
+    for seat, codes in hands.items():
+        cards = [Card.parse(c) for c in codes]
+        if len(cards) > len(positions[seat]):
+            raise ValueError(f"seat {seat} gets {len(positions[seat])} cards, not {len(cards)}")
+        for pos, card in zip(positions[seat], cards, strict=False):
+            if card in used:
+                raise ValueError(f"{card} given twice")
+            deck[pos] = card
+            used.add(card)
+    rest = iter(c for c in CARDS if c not in used)
+    return [c if c is not None else next(rest) for c in deck]
+
+
+def new_deal(name: str, hands: Mapping[int, Iterable[str]], dealer: int = 0, **kwargs: object) -> DealState:
+    options = {k: str(v) for k, v in kwargs.pop("options", {}).items()}  # type: ignore[attr-defined]
+    variant = find_variant(name, options)
+    return DealState(variant, dealer, deck_for_hands(variant, dealer, hands), **kwargs)  # type: ignore[arg-type]
+
+
+def act(state: DealState, *texts: str) -> None:
+    """Apply actions given in text form (``"play SK"``, ``"discard H5"``, ``"pass"``)."""
+    for text in texts:
+        state.apply(Action.parse(text))
+
+
+def legal(state: DealState) -> set[str]:
+    return {str(a) for a in state.legal_actions()}
+
+
+def finish_randomly(state: DealState, seed: int = 0) -> DealState:
+    rng = random.Random(seed)
+    while not state.is_terminal():
+        state.apply(rng.choice(state.legal_actions()))
+    return state
