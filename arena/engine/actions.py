@@ -21,9 +21,8 @@ call       card                              ``call HK``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cards import SUITS, TAROK, Card
 from .errors import ActionError, CardError
@@ -34,8 +33,9 @@ _CARD_TYPES = frozenset({"play", "discard", "call"})
 _NAME_TYPES = frozenset({"declare", "announce", "bid"})
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
+    """An immutable action; a tuple underneath, so comparing and hashing run at C speed."""
+
     type: str
     card: Card | None = None
     suit: str | None = None

@@ -166,6 +166,7 @@ class DealState:
         self._discard_plans: list[tuple[frozenset[Card], frozenset[Card]]] = []
         self._discard_best = 0
         self._combination_cards: frozenset[Card] = frozenset()
+        self._combinations: dict[int, list[Combination]] = {}
         self._legal: list[Action] | None = None
         self._result: DealResult | None = None
 
@@ -260,7 +261,7 @@ class DealState:
             declared = {(d.combination.name, d.combination.suit) for d in self.declarations if d.seat == seat}
             options = [
                 A.make("declare", None, c.suit, c.name)
-                for c in self.variant.combinations(self.hands[seat])
+                for c in self._combinations_of(seat)
                 if (c.name, c.suit) not in declared
             ]
             return [*options, A.PASS]
@@ -324,6 +325,10 @@ class DealState:
             )
 
     def _legal_discards(self) -> list[Card]:
+        plans = self._discard_plans
+        if len(plans) == 1 and not plans[0][0] and not self.variant.maximise_free_skat_cards:
+            pool = plans[0][1]  # no set constraint: every pooled card stays legal
+            return [c for c in self.hands[self.dealer] if c in pool]
         chosen = frozenset(self.skat)
         return [c for c in self.hands[self.dealer] if self._discard_feasible(chosen | {c})]
 
@@ -379,12 +384,19 @@ class DealState:
                 self.declarations.append(Declaration(seat, combination))
             seat = self.next_seat[seat]
 
+    def _combinations_of(self, seat: int) -> list[Combination]:
+        """The seat's combinations; its hand does not change during the declarations."""
+        cached = self._combinations.get(seat)
+        if cached is None:
+            cached = self._combinations[seat] = self.variant.combinations(self.hands[seat])
+        return cached
+
     def _apply_declare(self, seat: int, action: Action) -> None:
         if action.type == "pass":
             if not self._next_in_round():
                 self._start_trick()
             return
-        for combination in self.variant.combinations(self.hands[seat]):
+        for combination in self._combinations_of(seat):
             if combination.name == action.name and combination.suit == action.suit:
                 self.declarations.append(Declaration(seat, combination))
                 return
@@ -431,7 +443,7 @@ class DealState:
         v = self.variant
         if v.fool_last_trick == t and FOOL in self.hands[self.leader]:
             self.leader = self.next_seat[self.leader]  # G54-FOOL-2: the lead passes
-        if v.announcements and t <= 20:
+        if v.announcements and t <= 20 and len(self.announcements) < 3:
             seats = [self.leader, self.next_seat[self.leader], self.next_seat[self.next_seat[self.leader]]]
             eligible = [s for s in seats if self._announceable(s)]
             if eligible:
