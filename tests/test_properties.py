@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from typing import Any
@@ -36,7 +37,9 @@ IDS = [name + "".join(f"-{v}" for v in opts.values()) for name, opts in CONFIGS]
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
 
-def play_match(name: str, options: dict[str, str], seed: int, deals: int = 3) -> tuple[Match, list[DealState]]:
+def play_match(
+    name: str, options: dict[str, str], seed: int, deals: int = 3
+) -> tuple[Match, list[DealState]]:
     rng = random.Random(seed)
     match = Match(find_variant(name, options), seed=seed, deals=deals)
     states = []
@@ -104,10 +107,8 @@ def _cards_in(value: Any) -> set[Card]:
     found: set[Card] = set()
     if isinstance(value, str):
         for word in value.split():
-            try:
+            with contextlib.suppress(CardError):
                 found.add(Card.parse(word))
-            except CardError:
-                pass
     elif isinstance(value, dict):
         for item in value.values():
             found |= _cards_in(item)

@@ -50,7 +50,9 @@ def _taroks(hand: Collection[Card]) -> Combination | None:
     n = len(cards)
     if n < 10:
         return None
-    return Combination("taroks", 10 + 5 * (n - 10), n, cards=cards, with_fool=FOOL in cards, with_pagat=PAGAT in cards)
+    return Combination(
+        "taroks", 10 + 5 * (n - 10), n, cards=cards, with_fool=FOOL in cards, with_pagat=PAGAT in cards
+    )
 
 
 def _matadors(hand: Collection[Card]) -> Combination | None:
@@ -76,7 +78,9 @@ def dummett(hand: Collection[Card], options: dict[str, str]) -> list[Combination
         if len(courts) == 4:
             found.append(Combination("cavallerie", 10, 4, suit, frozenset(courts)))
         elif len(courts) == 3 and FOOL in hand:
-            found.append(Combination("half_cavallerie", 5, 4, suit, frozenset([*courts, FOOL]), with_fool=True))
+            found.append(
+                Combination("half_cavallerie", 5, 4, suit, frozenset([*courts, FOOL]), with_fool=True)
+            )
     for name, face in (("four_queens", 13), ("four_cavaliers", 12), ("four_jacks", 11)):
         same = frozenset(c for c in hand if c < 56 and c % 14 == face - 1)
         if len(same) == 4:

@@ -64,7 +64,9 @@ def replay_record(record: dict[str, Any]) -> DealState:
         dealer = record.get("dealer")
         if not isinstance(dealer, int):
             raise RecordError("the record has no integer dealer")
-        state = DealState(variant, dealer, deck, pots=record.get("pots") or {}, stakes=bool(record.get("stakes", True)))
+        state = DealState(
+            variant, dealer, deck, pots=record.get("pots") or {}, stakes=bool(record.get("stakes", True))
+        )
     except RecordError:
         raise
     except EngineError as exc:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 Account = int | str  # a seat, or a pot name ("king", "pagat")
 
 
-
 def _p78_value(index: int) -> int:
     """G-CP-1: 5 for the honours and Kings, 4 Queens, 3 Cavaliers, 2 Jacks, 1 for a blank."""
     if index in (56, 76, 77):
@@ -214,8 +213,8 @@ def _score_dummett(state: DealState, ledger: Ledger, points: list[int]) -> None:
         if ann.name == "vole" and seat != vole_maker:
             ledger.pay_to_each(seat, _window(VOLE_VALUE, ann.trick), "DUM-BON-5")
     if vole_maker is not None:
-        ann = announced.get(vole_maker)
-        value = _window(VOLE_VALUE, ann.trick) if ann and ann.name == "vole" else 26
+        made = announced.get(vole_maker)
+        value = _window(VOLE_VALUE, made.trick) if made and made.name == "vole" else 26
         ledger.receive_from_each(vole_maker, value, "DUM-BON-5")
     # DUM-BON-6/7: Nolo; void when a Vole is made.
     noloist = None
@@ -226,8 +225,8 @@ def _score_dummett(state: DealState, ledger: Ledger, points: list[int]) -> None:
             if ann.name == "nolo" and won[seat] > 0:
                 ledger.pay_to_each(seat, _window(NOLO_VALUE, ann.trick)[1], "DUM-BON-7")
     if noloist is not None:
-        ann = announced.get(noloist)
-        value = _window(NOLO_VALUE, ann.trick)[0] if ann and ann.name == "nolo" else 26
+        made = announced.get(noloist)
+        value = _window(NOLO_VALUE, made.trick)[0] if made and made.name == "nolo" else 26
         ledger.receive_from_each(noloist, value, "DUM-BON-6")
     cancel_bonuses = noloist is not None and state.variant.options.get("nolo_cancels") != "cards_only"
     if noloist is None:
@@ -248,8 +247,10 @@ def _score_german(state: DealState, ledger: Ledger, points: list[int]) -> None:
     _declarations(state, ledger, "G54-DECL-1")
     _card_settlement(state, ledger, points, "G54-CARD-1")
     # G54-FOOL-5 (AMB-51): the Excuse's owner is who played it, or the dealer if it lies in the skat.
-    owner = state.dealer if FOOL in state.skat else next(
-        (seat for t in state.tricks for seat, card in t.plays if card == FOOL), None
+    owner = (
+        state.dealer
+        if FOOL in state.skat
+        else next((seat for t in state.tricks for seat, card in t.plays if card == FOOL), None)
     )
     if owner is not None and state.tricks_won[owner] == 0:
         ledger.receive_from_each(owner, 4, "G54-FOOL-5")
@@ -315,12 +316,12 @@ def _score_danish(state: DealState, ledger: Ledger, points: list[int]) -> None:
     elif noloist is not None:  # DK-END-6
         ledger.receive_from_each(noloist, 25, "DK-END-6")
     else:  # DK-END-4: exclusive (AMB-46)
-        card = last.card_of(last.winner)
         w = last.winner
-        if card == PAGAT:
+        winning = last.card_of(w)
+        if winning == PAGAT:
             ledger.receive_from_each(w, 45, "DK-END-4")
             ledger.pay("pagat", w, state.pots_start["pagat"] + ledger.balance("pagat"), "DK-END-4")
-        elif card in KINGS:
+        elif winning in KINGS:
             ledger.receive_from_each(w, 40, "DK-END-4")
             ledger.pay("king", w, state.pots_start["king"] + ledger.balance("king"), "DK-END-4")
         else:
@@ -337,4 +338,3 @@ def _score_danish(state: DealState, ledger: Ledger, points: list[int]) -> None:
             ledger.pay(forehand, seat, 5 * ((cp - 24) // 5), "DK-END-7")
         elif cp < 26:
             ledger.pay(seat, forehand, 5 * ((28 - cp) // 5), "DK-END-7")
-

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 # Suit numbers: 0-3 the suits S H D C, 4 the taroks, 5 the Fool.
 TAROK_NO = 4
 FOOL_NO = 5
-SUIT_NO: tuple[int, ...] = tuple(i // 14 if i < 56 else (TAROK_NO if i < 77 else FOOL_NO) for i in range(DECK_SIZE))
+SUIT_NO: tuple[int, ...] = tuple(
+    i // 14 if i < 56 else (TAROK_NO if i < 77 else FOOL_NO) for i in range(DECK_SIZE)
+)
 DESIGNATION_NO = {s: i for i, s in enumerate((*SUITS, TAROK))}
 NO_DESIGNATION = (*SUITS, TAROK)
 
@@ -480,10 +482,8 @@ class DealState:
                     out.append(A.make("play", c, suit))
             return out
         led = self.led
-        if led is None:
-            cards = list(hand)  # G-TRICK-3 next_card: the second card is free
-        else:
-            cards = self._followers(hand, led)
+        # G-TRICK-3 next_card: after a led Fool the second card is free.
+        cards = list(hand) if led is None else self._followers(hand, led)
         if FOOL in hand:
             cards = self._fool_timing(seat, hand, cards, leading=False)
         return [play[c] for c in cards]
@@ -631,7 +631,10 @@ class DealState:
         if phase == DISCARD:
             return self._explain_discard(action)
         if phase == DECLARE:
-            return f"seat {seat} does not hold an undeclared {action.name} {action.suit or ''}".strip(), phase_rule
+            return (
+                f"seat {seat} does not hold an undeclared {action.name} {action.suit or ''}".strip(),
+                phase_rule,
+            )
         if phase == ANNOUNCE:
             name = action.name or ""
             rule = "DUM-ANN-1" if name in ("vole", "nolo") else "DUM-ANN-3"
@@ -674,9 +677,10 @@ class DealState:
         assert card is not None
         fam = self.variant.family
         if card not in self.hands[self.dealer]:
-            return f"{card} is not in the dealer's hand", {"dummett": "DUM-DISC-1", "german": "G54-DISC-1"}.get(
-                fam, "DK-SKAT-1"
-            )
+            return f"{card} is not in the dealer's hand", {
+                "dummett": "DUM-DISC-1",
+                "german": "G54-DISC-1",
+            }.get(fam, "DK-SKAT-1")
         if fam == "dummett":
             if card in KINGS or card == CARDS[76]:
                 return "a King or T21 is never laid away", "DUM-DISC-2"

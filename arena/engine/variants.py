@@ -227,7 +227,11 @@ def _danish(options: Mapping[str, str]) -> Variant:
         redeal=options["redeal"],  # DK-DEAL-2
         pots=PotRules(ante=20, refill=20, dealer_stake=5, stake_into_every_pot=False),
         danish=DanishScoring(
-            pagat_win_pays=True, tout=80, nolo_skips_failed_ultimo=False, failed_ultimo_doubles_pot=True, counting="p78"
+            pagat_win_pays=True,
+            tout=80,
+            nolo_skips_failed_ultimo=False,
+            failed_ultimo_doubles_pot=True,
+            counting="p78",
         ),
         description="Danish Tarok (Dansk Tarokforbund, 2011)",
     )

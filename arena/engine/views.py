@@ -58,11 +58,16 @@ def observation(state: DealState, seat: int) -> dict[str, Any]:
     if state.skat_public:
         view["skat_public"] = state.skat_public
     if state.announcements:
-        view["announcements"] = [{"seat": a.seat, "name": a.name, "trick": a.trick} for a in state.announcements]
+        view["announcements"] = [
+            {"seat": a.seat, "name": a.name, "trick": a.trick} for a in state.announcements
+        ]
     if state.round_answers:
         view["round_answers"] = [{"round": r, "seat": s, "answer": a} for r, s, a in state.round_answers]
     if state.trick:
-        current: dict[str, Any] = {"leader": state.trick[0][0], "cards": [[s, str(c)] for s, c in state.trick]}
+        current: dict[str, Any] = {
+            "leader": state.trick[0][0],
+            "cards": [[s, str(c)] for s, c in state.trick],
+        }
         if state.designation is not None:
             current["designation"] = state.designation
         if state.redesignation is not None:
