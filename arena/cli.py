@@ -1,0 +1,395 @@
+"""The `arena` command: simulate matches, score deal records, benchmark the engine.
+
+Exit status: 0 on success, 1 for a bad input file (one line on stderr), 2 for a
+wrong command line (argparse's usage message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena import __version__
+from arena.bench import bench_engine
+from arena.engine import (
+    ConfigError,
+    DealResult,
+    EngineError,
+    Match,
+    Variant,
+    deal_record,
+    find_variant,
+    replay_record,
+)
+
+
+class CliError(Exception):
+    """A user error that ends the command with exit status 1 and one line on stderr."""
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def _option(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key or not value:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {text!r}")
+    return value
+
+
+def _add_variant_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--variant", required=True, metavar="V", help="variant id, e.g. grosstarock, danish")
+    parser.add_argument(
+        "--option",
+        action="append",
+        type=_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="variant option, repeatable (e.g. --option ladons=all_blanks)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description="Grosstarock Arena: rules engine tools for the Grosstarock family of tarot games.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    simulate = commands.add_parser(
+        "simulate",
+        help="play a match with uniformly random legal moves",
+        description="Play one match of N dealer turns; every seat picks a uniformly random legal action.",
+    )
+    _add_variant_arguments(simulate)
+    simulate.add_argument("--deals", required=True, type=_positive_int, metavar="N", help="dealer turns")
+    simulate.add_argument("--seed", required=True, type=int, metavar="S", help="seed of deck and play")
+    simulate.add_argument("--json", action="store_true", help="one JSON object per deal, one per line")
+    simulate.add_argument(
+        "--records", type=Path, metavar="DIR", help="write each deal's record to DIR/deal-NNNN.json"
+    )
+    simulate.set_defaults(run=_cmd_simulate, parser=simulate)
+
+    score = commands.add_parser(
+        "score",
+        help="replay a deal record and print its result",
+        description="Replay a deal record (see replays/FORMAT.md) through the engine and print the result.",
+    )
+    score.add_argument("file", type=Path, metavar="FILE", help="deal record (JSON)")
+    score.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    score.set_defaults(run=_cmd_score, parser=score)
+
+    bench = commands.add_parser("bench", help="measure throughput", description="Measure throughput.")
+    targets = bench.add_subparsers(dest="target", metavar="TARGET", required=True)
+    engine = targets.add_parser(
+        "engine",
+        help="random legal play through the engine API on one core",
+        description="Random legal play through the public engine API, in a tight loop on one core.",
+    )
+    _add_variant_arguments(engine)
+    engine.add_argument("--seconds", required=True, type=_seconds, metavar="S", help="how long to run")
+    engine.add_argument("--seed", type=int, default=0, metavar="S", help="seed of decks and play")
+    engine.add_argument("--json", action="store_true", help="print the measurement as JSON")
+    engine.set_defaults(run=_cmd_bench_engine, parser=engine)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except CliError as exc:
+        message = " ".join(str(exc).split())
+        print(f"arena {args.command}: {message}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, and keep the interpreter
+        # from failing again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def _find_variant(args: argparse.Namespace) -> Variant:
+    """Resolve --variant and --option; a bad name or option is a command-line error (exit 2)."""
+    try:
+        return find_variant(args.variant, dict(args.option))
+    except ConfigError as exc:
+        parser: argparse.ArgumentParser = args.parser
+        parser.error(str(exc))
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _brief(obj: Any, limit: int = 160) -> str:
+    text = _dump(obj)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _deal_line(variant: str, deal: int, dealer: int, result: DealResult) -> dict[str, Any]:
+    return {
+        "variant": variant,
+        "deal": deal,
+        "dealer": dealer,
+        "card_points": list(result.card_points),
+        "deltas": list(result.deltas),
+        "pots": dict(result.pots),
+        "annulled": bool(result.annulled),
+    }
+
+
+def _num(value: int | float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+def _signed(value: int) -> str:
+    return f"{value:+d}" if value else "0"
+
+
+def _row(values: Sequence[int | float], signed: bool = False) -> str:
+    return " ".join((_signed(int(v)) if signed else _num(v)).rjust(4) for v in values)
+
+
+def _pots_text(pots: dict[str, int], signed: bool = True) -> str:
+    if not pots:
+        return "-"
+    return " ".join(f"{name}{_signed(v)}" if signed else f"{name}={v}" for name, v in pots.items())
+
+
+# --------------------------------------------------------------------------- simulate
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    variant = _find_variant(args)
+    out = sys.stdout
+    if args.records is not None:
+        _make_dir(args.records)
+    match = Match(variant, seed=args.seed, deals=args.deals, first_dealer=0)
+    rng = random.Random(f"{args.seed}:play")
+    choice = rng.choice
+    if not args.json:
+        _print_header(out, variant, args)
+        if any(match.scores):
+            print(
+                f"{'antes':>11}  {'':{5 * variant.seats - 1}}  {'':{5 * variant.seats - 1}}  "
+                f"{_row(match.scores)}  {_pots_text(match.pots, signed=False)}",
+                file=out,
+            )
+    deal = 0
+    while not match.is_over():
+        state = match.start_deal()
+        while not state.is_terminal():
+            state.apply(choice(state.legal_actions()))
+        if args.records is not None:
+            _write_record(args.records / f"deal-{deal:04d}.json", _with_deal_index(deal_record(state), deal))
+        result = match.finish_deal(state)
+        line = _deal_line(variant.name, deal, state.dealer, result)
+        line["scores"] = list(match.scores)
+        if match.is_over():
+            # The match pays each seat its pot share into its score (DK-POT-6, G-PAY-4).
+            split = list(match.final_split())
+            line["match_end"] = {"pot_split": split, "final_scores": list(match.scores)}
+        if args.json:
+            print(_dump(line), file=out)
+        else:
+            _print_row(out, line)
+        deal += 1
+    return 0
+
+
+def _with_deal_index(record: dict[str, Any], deal: int) -> dict[str, Any]:
+    """Add the optional `deal` field (index in the match) after `dealer`; replay ignores it."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        out[key] = value
+        if key == "dealer":
+            out["deal"] = deal
+    out.setdefault("deal", deal)
+    return out
+
+
+def _make_dir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot create records directory {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _write_record(path: Path, record: dict[str, Any]) -> None:
+    try:
+        path.write_text(_dump(record) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _print_header(out: TextIO, variant: Variant, args: argparse.Namespace) -> None:
+    options = ", ".join(f"{k}={v}" for k, v in variant.options.items())
+    print(f"{variant.name} ({options or 'no options'}), {args.deals} deals, seed {args.seed}", file=out)
+    seats = variant.seats
+    width = 5 * seats - 1
+    print(
+        f"{'deal':>4} {'dealer':>6}  {'card points':<{width}}  {'deltas':<{width}}  "
+        f"{'scores':<{width}}  pots",
+        file=out,
+    )
+
+
+def _print_row(out: TextIO, line: dict[str, Any]) -> None:
+    note = "  (annulled)" if line["annulled"] else ""
+    print(
+        f"{line['deal']:>4} {line['dealer']:>6}  {_row(line['card_points'])}  "
+        f"{_row(line['deltas'], signed=True)}  {_row(line['scores'])}  {_pots_text(line['pots'])}{note}",
+        file=out,
+    )
+    end = line.get("match_end")
+    if end is not None:
+        print(f"pot split:    {_row(end['pot_split'])}", file=out)
+        print(f"final scores: {_row(end['final_scores'])}", file=out)
+
+
+# --------------------------------------------------------------------------- score
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    path: Path = args.file
+    record = _load_record(path)
+    try:
+        state = replay_record(record)
+    except EngineError as exc:
+        raise CliError(f"{path}: {exc}") from None
+    if not state.is_terminal():
+        raise CliError(f"{path}: the record ends after {len(state.history)} actions, before the deal is over")
+    result = state.result()
+    recorded = record.get("result")
+    if recorded is not None:
+        replayed = json.loads(json.dumps(result.to_dict()))
+        differences = [
+            f"{key}: recorded {_brief(recorded.get(key))}, replayed {_brief(replayed.get(key))}"
+            for key in sorted(set(recorded) | set(replayed), key=_result_key_order)
+            if recorded.get(key) != replayed.get(key)
+        ]
+        if differences:
+            raise CliError(f"{path}: the recorded result differs from the replay: {'; '.join(differences)}")
+    variant = str(record.get("variant"))
+    deal = record.get("deal", 0)
+    line = _deal_line(variant, deal if isinstance(deal, int) else 0, state.dealer, result)
+    if args.json:
+        print(_dump(line))
+    else:
+        _print_result(sys.stdout, line, result)
+    return 0
+
+
+def _result_key_order(key: str) -> tuple[int, str]:
+    order = ("card_points", "deltas", "pots", "annulled", "ledger")
+    return (order.index(key) if key in order else len(order), key)
+
+
+def _load_record(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory, not a deal record") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not a UTF-8 text file") from None
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(record, dict):
+        raise CliError(f"{path}: a deal record must be a JSON object, got {type(record).__name__}")
+    # The engine checks the deal itself; these header shapes are checked here so that a
+    # malformed header is reported like any other bad record.
+    options = record.get("options")
+    if options is not None and not (
+        isinstance(options, dict) and all(isinstance(v, str) for v in options.values())
+    ):
+        raise CliError(f"{path}: 'options' must be a JSON object of strings, got {_dump(options)}")
+    pots = record.get("pots")
+    if pots is not None and not (
+        isinstance(pots, dict) and all(type(v) is int and v >= 0 for v in pots.values())
+    ):
+        raise CliError(f"{path}: 'pots' must be a JSON object of non-negative integers (DK-POT-4)")
+    recorded = record.get("result")
+    if recorded is not None and not isinstance(recorded, dict):
+        raise CliError(f"{path}: 'result' must be a JSON object")
+    return record
+
+
+def _print_result(out: TextIO, line: dict[str, Any], result: DealResult) -> None:
+    print(f"{line['variant']}, deal {line['deal']}, dealer {line['dealer']}", file=out)
+    print(f"card points  {_row(line['card_points'])}", file=out)
+    print(f"deltas       {_row(line['deltas'], signed=True)}", file=out)
+    print(f"pots         {_pots_text(line['pots'])}", file=out)
+    print(f"annulled     {'yes' if line['annulled'] else 'no'}", file=out)
+    ledger = result.to_dict().get("ledger") or []
+    if ledger:
+        print("ledger", file=out)
+        for entry in ledger:
+            source, target = entry.get("from"), entry.get("to")
+            payer = f"seat {source}" if isinstance(source, int) else str(source)
+            payee = f"seat {target}" if isinstance(target, int) else str(target)
+            rule = entry.get("rule", "")
+            print(f"  {payer:>7} -> {payee:<7} {entry.get('amount'):>4}  {rule}", file=out)
+
+
+# --------------------------------------------------------------------------- bench
+
+
+def _cmd_bench_engine(args: argparse.Namespace) -> int:
+    variant = _find_variant(args)
+    measured = bench_engine(variant, args.seconds, seed=args.seed)
+    if args.json:
+        print(_dump(measured.to_dict()))
+    else:
+        options = ", ".join(f"{k}={v}" for k, v in measured.options.items())
+        print(f"engine bench: {measured.variant} ({options or 'no options'})")
+        print(f"deals          {measured.deals}")
+        print(f"actions        {measured.actions}")
+        print(f"seconds        {measured.seconds:.3f}")
+        print(f"actions_per_s  {measured.actions_per_s:.0f}")
+        print(f"deals_per_s    {measured.deals_per_s:.1f}")
+    return 0
