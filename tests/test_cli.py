@@ -218,6 +218,25 @@ def test_score_illegal_action(tmp_path: Path, good_record: dict[str, Any]) -> No
     assert actions[k]["card"] in line
 
 
+def test_score_unfinished_deal(tmp_path: Path, good_record: dict[str, Any]) -> None:
+    bad = json.loads(json.dumps(good_record))
+    del bad["actions"][-1]
+    del bad["result"]
+    assert_user_error(arena("score", write(tmp_path, bad)), f"after {len(bad['actions'])} actions")
+
+
+def test_score_extra_action(tmp_path: Path, good_record: dict[str, Any]) -> None:
+    bad = json.loads(json.dumps(good_record))
+    bad["actions"].append(bad["actions"][-1])
+    assert_user_error(arena("score", write(tmp_path, bad)), f"step {len(bad['actions']) - 1}", "over")
+
+
+def test_score_wrong_seat(tmp_path: Path, good_record: dict[str, Any]) -> None:
+    bad = json.loads(json.dumps(good_record))
+    bad["actions"][10]["seat"] = (bad["actions"][10]["seat"] + 1) % 3
+    assert_user_error(arena("score", write(tmp_path, bad)), "step 10", "G-SEAT-4")
+
+
 def test_score_changed_result(tmp_path: Path, good_record: dict[str, Any]) -> None:
     bad = json.loads(json.dumps(good_record))
     bad["result"]["deltas"][0] += 1
@@ -242,6 +261,13 @@ def test_score_not_an_object(tmp_path: Path) -> None:
 
 def test_score_missing_file(tmp_path: Path) -> None:
     assert_user_error(arena("score", tmp_path / "nope.json"), "nope.json", "no such file")
+
+
+def test_simulate_records_dir_is_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "taken"
+    target.write_text("")
+    proc = arena("simulate", "--variant", "grosstarock", "--deals", 1, "--seed", 1, "--records", target)
+    assert_user_error(proc, "records directory")
 
 
 # --------------------------------------------------------------------------- bench
