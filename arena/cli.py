@@ -220,7 +220,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         while not state.is_terminal():
             state.apply(choice(state.legal_actions()))
         if args.records is not None:
-            _write_record(args.records / f"deal-{deal:04d}.json", _with_deal_index(deal_record(state), deal))
+            _write_record(args.records / f"deal-{deal:04d}.json", deal_record(state, deal))
         result = match.finish_deal(state)
         line = _deal_line(variant.name, deal, state.dealer, result)
         line["scores"] = list(match.scores)
@@ -234,17 +234,6 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             _print_row(out, line)
         deal += 1
     return 0
-
-
-def _with_deal_index(record: dict[str, Any], deal: int) -> dict[str, Any]:
-    """Add the optional `deal` field (index in the match) after `dealer`; replay ignores it."""
-    out: dict[str, Any] = {}
-    for key, value in record.items():
-        out[key] = value
-        if key == "dealer":
-            out["deal"] = deal
-    out.setdefault("deal", deal)
-    return out
 
 
 def _make_dir(path: Path) -> None:
@@ -341,18 +330,6 @@ def _load_record(path: Path) -> dict[str, Any]:
         raise CliError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     if not isinstance(record, dict):
         raise CliError(f"{path}: a deal record must be a JSON object, got {type(record).__name__}")
-    # The engine checks the deal itself; these header shapes are checked here so that a
-    # malformed header is reported like any other bad record.
-    options = record.get("options")
-    if options is not None and not (
-        isinstance(options, dict) and all(isinstance(v, str) for v in options.values())
-    ):
-        raise CliError(f"{path}: 'options' must be a JSON object of strings, got {_dump(options)}")
-    pots = record.get("pots")
-    if pots is not None and not (
-        isinstance(pots, dict) and all(type(v) is int and v >= 0 for v in pots.values())
-    ):
-        raise CliError(f"{path}: 'pots' must be a JSON object of non-negative integers (DK-POT-4)")
     recorded = record.get("result")
     if recorded is not None and not isinstance(recorded, dict):
         raise CliError(f"{path}: 'result' must be a JSON object")

@@ -23,16 +23,18 @@ class Combination:
     size: int
     suit: str | None = None
     cards: frozenset[Card] = field(default=frozenset(), compare=False)
-    with_fool: bool = False
-    with_pagat: bool = False
+    # Published facts of a Taroks declaration: DUM-DECL-4 (both), DK-DECL-1 (Pagat), none in G54-DECL-2.
+    with_fool: bool | None = None
+    with_pagat: bool | None = None
 
     def public(self) -> dict[str, Any]:
         """What a declaration publishes (DUM-DECL-5, G54-DECL-2, DK-DECL-1): no card."""
         out: dict[str, Any] = {"name": self.name, "size": self.size, "value": self.value}
         if self.suit is not None:
             out["suit"] = self.suit
-        if self.name == "taroks":
+        if self.with_fool is not None:
             out["with_fool"] = self.with_fool
+        if self.with_pagat is not None:
             out["with_pagat"] = self.with_pagat
         return out
 
@@ -45,13 +47,18 @@ def _courts(suit: str) -> list[Card]:
     return [CARDS[base + face - 1] for face in COURT_FACES]
 
 
-def _taroks(hand: Collection[Card]) -> Combination | None:
+def _taroks(hand: Collection[Card], fool_flag: bool, pagat_flag: bool) -> Combination | None:
     cards = frozenset(c for c in hand if c in TAROKS or c == FOOL)
     n = len(cards)
     if n < 10:
         return None
     return Combination(
-        "taroks", 10 + 5 * (n - 10), n, cards=cards, with_fool=FOOL in cards, with_pagat=PAGAT in cards
+        "taroks",
+        10 + 5 * (n - 10),
+        n,
+        cards=cards,
+        with_fool=(FOOL in cards) if fool_flag else None,
+        with_pagat=(PAGAT in cards) if pagat_flag else None,
     )
 
 
@@ -69,7 +76,7 @@ def _matadors(hand: Collection[Card]) -> Combination | None:
 
 def dummett(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
     """DUM-DECL-3 (one card may serve in several combinations, AMB-20)."""
-    found = [c for c in (_taroks(hand), _matadors(hand)) if c is not None]
+    found = [c for c in (_taroks(hand, True, True), _matadors(hand)) if c is not None]
     kings = frozenset(c for c in hand if c in KINGS or c in (PAGAT, FOOL, MOND))
     if len(kings) >= 3:
         found.append(Combination("kings", 5 + 5 * (len(kings) - 3), len(kings), cards=kings))
@@ -78,9 +85,7 @@ def dummett(hand: Collection[Card], options: dict[str, str]) -> list[Combination
         if len(courts) == 4:
             found.append(Combination("cavallerie", 10, 4, suit, frozenset(courts)))
         elif len(courts) == 3 and FOOL in hand:
-            found.append(
-                Combination("half_cavallerie", 5, 4, suit, frozenset([*courts, FOOL]), with_fool=True)
-            )
+            found.append(Combination("half_cavallerie", 5, 4, suit, frozenset([*courts, FOOL])))
     for name, face in (("four_queens", 13), ("four_cavaliers", 12), ("four_jacks", 11)):
         same = frozenset(c for c in hand if c < 56 and c % 14 == face - 1)
         if len(same) == 4:
@@ -101,42 +106,42 @@ def _is_ladon(card: Card, all_blanks: bool) -> bool:
 
 def german(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
     """G54-DECL-1."""
-    found = [c for c in (_taroks(hand), _matadors(hand)) if c is not None]
+    found = [c for c in (_taroks(hand, False, False), _matadors(hand)) if c is not None]
     for suit in SUITS:
         courts = [c for c in _courts(suit) if c in hand]
         if len(courts) == 4:
             found.append(Combination("whole_cavalry", 10, 4, suit, frozenset(courts)))
         elif len(courts) == 3 and FOOL in hand:
-            found.append(Combination("half_cavalry", 5, 4, suit, frozenset([*courts, FOOL]), with_fool=True))
+            found.append(Combination("half_cavalry", 5, 4, suit, frozenset([*courts, FOOL])))
     kings = frozenset(c for c in hand if c in KINGS)
     if len(kings) == 4:
         found.append(Combination("four_kings", 10, 4, cards=kings))
     elif len(kings) == 3 and FOOL in hand:
-        found.append(Combination("three_kings", 5, 4, cards=kings | {FOOL}, with_fool=True))
+        found.append(Combination("three_kings", 5, 4, cards=kings | {FOOL}))
     return found
 
 
 def danish(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
     """DK-DECL-3: the Fool is wild; one Kings declaration and one per suit (AMB-56)."""
-    found = [c for c in (_taroks(hand), _matadors(hand)) if c is not None]
+    found = [c for c in (_taroks(hand, False, True), _matadors(hand)) if c is not None]
     has_fool = FOOL in hand
     kings = frozenset(c for c in hand if c in KINGS)
     if len(kings) == 4:
         found.append(
-            Combination("overfull_kings", 15, 5, cards=kings | {FOOL}, with_fool=True)
+            Combination("overfull_kings", 15, 5, cards=kings | {FOOL})
             if has_fool
             else Combination("full_kings", 10, 4, cards=kings)
         )
     elif len(kings) == 3 and has_fool:
-        found.append(Combination("half_kings", 5, 4, cards=kings | {FOOL}, with_fool=True))
+        found.append(Combination("half_kings", 5, 4, cards=kings | {FOOL}))
     for suit in SUITS:
         courts = frozenset(c for c in _courts(suit) if c in hand)
         if len(courts) == 4:
             found.append(
-                Combination("overfull", 15, 5, suit, courts | {FOOL}, with_fool=True)
+                Combination("overfull", 15, 5, suit, courts | {FOOL})
                 if has_fool
                 else Combination("full", 10, 4, suit, courts)
             )
         elif len(courts) == 3 and has_fool:
-            found.append(Combination("half", 5, 4, suit, courts | {FOOL}, with_fool=True))
+            found.append(Combination("half", 5, 4, suit, courts | {FOOL}))
     return found

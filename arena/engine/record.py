@@ -28,7 +28,8 @@ class RecordError(EngineError):
         self.rule = rule
 
 
-def deal_record(state: DealState) -> dict[str, Any]:
+def deal_record(state: DealState, deal: int | None = None) -> dict[str, Any]:
+    """The record of `state`; `deal` is its index in a match, if it belongs to one."""
     record: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -41,6 +42,8 @@ def deal_record(state: DealState) -> dict[str, Any]:
         "deck": [str(c) for c in state.deck],
         "actions": [{"seat": seat, **action.to_dict()} for seat, action in state.history],
     }
+    if deal is not None:
+        record["deal"] = deal
     if state.is_terminal():
         record["result"] = state.result().to_dict()
     return record
@@ -56,17 +59,29 @@ def replay_record(record: dict[str, Any]) -> DealState:
     if not isinstance(version, int) or version > VERSION:
         raise RecordError(f"deal record version {version!r} is not supported (this engine reads ≤ {VERSION})")
     try:
-        variant = find_variant(str(record.get("variant")), record.get("options") or {})
+        options = record.get("options", {})
+        if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
+            raise RecordError("options must be an object of strings")
+        variant = find_variant(str(record.get("variant")), options)
+        seats = record.get("seats", variant.seats)
+        if seats != variant.seats:
+            raise RecordError(f"seats is {seats!r}; {variant.name} with these options has {variant.seats}")
         deck_codes = record.get("deck")
         if not isinstance(deck_codes, list):
             raise RecordError("the record has no deck list")
         deck = [Card.parse(code) for code in deck_codes]
         dealer = record.get("dealer")
-        if not isinstance(dealer, int):
+        if not isinstance(dealer, int) or isinstance(dealer, bool):
             raise RecordError("the record has no integer dealer")
-        state = DealState(
-            variant, dealer, deck, pots=record.get("pots") or {}, stakes=bool(record.get("stakes", True))
-        )
+        pots = record.get("pots", {})
+        if not isinstance(pots, dict) or set(pots) - set(variant.pot_names):
+            raise RecordError(f"pots must be an object with the keys {list(variant.pot_names)}")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in pots.values()):
+            raise RecordError("pot balances are whole numbers, never negative (DK-POT-4)")
+        stakes = record.get("stakes", True)
+        if not isinstance(stakes, bool):
+            raise RecordError("stakes must be true or false")
+        state = DealState(variant, dealer, deck, pots=pots, stakes=stakes)
     except RecordError:
         raise
     except EngineError as exc:
