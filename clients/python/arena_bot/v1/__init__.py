@@ -1,0 +1,1 @@
+"""Generated from proto/arena/v1/arena.proto by proto/generate.py."""
