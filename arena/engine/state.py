@@ -334,9 +334,10 @@ class DealState:
         chosen = frozenset(self.skat)
         return [c for c in self.hands[self.dealer] if self._discard_feasible(chosen | {c})]
 
-    def _discard_feasible(self, chosen: frozenset[Card]) -> bool:
-        """Can `chosen` be completed to a legal skat?"""
-        maximise = self.variant.maximise_free_skat_cards
+    def _discard_feasible(self, chosen: frozenset[Card], maximise: bool | None = None) -> bool:
+        """Can `chosen` be completed to a legal skat (ignoring DK-SKAT-4 when `maximise` is False)?"""
+        if maximise is None:
+            maximise = self.variant.maximise_free_skat_cards
         comb = self._combination_cards
         for must, pool in self._discard_plans:
             if not chosen <= must | pool:
@@ -691,9 +692,9 @@ class DealState:
             return "taroks and the Excuse may not be laid away here", "G54-DISC-2"
         if card in KINGS or card in (PAGAT, CARDS[76], FOOL):
             return "a King, T1, T21 or the Fool is never laid away", "DK-SKAT-2"
-        if SUIT_NO[card] == TAROK_NO:
-            return "taroks go into the skat only if the dealer keeps none", "DK-SKAT-3"
-        return "the skat must hold as many non-combination cards as possible", "DK-SKAT-4"
+        if self._discard_feasible(frozenset(self.skat) | {card}, maximise=False):
+            return "the skat must hold as many non-combination cards as possible", "DK-SKAT-4"
+        return "middle taroks go into the skat all together, and only if the dealer keeps none", "DK-SKAT-3"
 
     def __repr__(self) -> str:
         return (
