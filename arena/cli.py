@@ -119,6 +119,50 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_argument("--seed", type=int, default=0, metavar="S", help="seed of decks and play")
     engine.add_argument("--json", action="store_true", help="print the measurement as JSON")
     engine.set_defaults(run=_cmd_bench_engine, parser=engine)
+    server = targets.add_parser(
+        "server",
+        help="referee throughput against plain grpc.aio, and memory per idle bot",
+        description="K concurrent matches with trivial bots in another process over real gRPC, against "
+        "plain grpc.aio ping-pong with as many streams and the same message sizes; then the server's "
+        "resident memory per connected idle bot.",
+    )
+    server.add_argument("--matches", type=_positive_int, default=16, metavar="K")
+    server.add_argument("--seconds", type=_seconds, default=5.0, metavar="S")
+    server.add_argument("--idle-bots", type=int, default=1000, metavar="N", help="0 skips the memory test")
+    server.add_argument("--variant", default="grosstarock", metavar="V")
+    server.add_argument("--json", action="store_true")
+    server.set_defaults(run=_cmd_bench_server, parser=server)
+
+    serve = commands.add_parser(
+        "serve",
+        help="run the referee server",
+        description="Run the gRPC referee server: bots dial in, the admin service creates matches.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=50051, help="port (default 50051; 0 picks a free one)")
+    serve.add_argument("--replay-dir", type=Path, default=Path("replays/matches"), metavar="DIR")
+    serve.set_defaults(run=_cmd_serve, parser=serve)
+
+    play = commands.add_parser(
+        "play",
+        help="play one match between bot processes on this machine",
+        description="Start the server on a free port, launch one bot process per seat (each gets "
+        "ARENA_ADDRESS and ARENA_TOKEN in its environment), play the match, print the result "
+        "and the replay path. Without --bot the example bots play.",
+    )
+    _add_variant_arguments(play)
+    play.add_argument(
+        "--deals", type=_positive_int, default=None, metavar="N", help="dealer turns (default: seats)"
+    )
+    play.add_argument("--seed", type=int, default=0, metavar="S")
+    play.add_argument("--bot", action="append", default=[], metavar="CMD", help="bot command, once per seat")
+    play.add_argument("--replay-dir", type=Path, default=Path("replays/matches"), metavar="DIR")
+    play.add_argument("--per-decision-ms", type=_positive_int, default=10_000, metavar="MS")
+    play.add_argument("--bank-ms", type=int, default=60_000, metavar="MS")
+    play.add_argument("--increment-ms", type=int, default=0, metavar="MS")
+    play.add_argument("--fault-policy", choices=("substitute", "forfeit"), default="substitute")
+    play.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    play.set_defaults(run=_cmd_play, parser=play)
     return parser
 
 
@@ -369,4 +413,75 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
         print(f"seconds        {measured.seconds:.3f}")
         print(f"actions_per_s  {measured.actions_per_s:.0f}")
         print(f"deals_per_s    {measured.deals_per_s:.1f}")
+    return 0
+
+
+# --------------------------------------------------------------------------- serve and play
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import trio
+
+    from arena.logs import configure
+    from arena.server.app import serve
+
+    configure()
+    trio.run(serve, args.host, args.port, args.replay_dir)
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    import trio
+
+    from arena.logs import configure
+    from arena.play import default_bots, play_match
+    from arena.referee.runner import MatchConfig, TimeControl
+
+    variant = _find_variant(args)
+    bots = args.bot or default_bots(variant.seats)
+    if len(bots) != variant.seats:
+        args.parser.error(f"{variant.name} needs {variant.seats} --bot commands, got {len(bots)}")
+    configure()
+    config = MatchConfig(
+        variant=variant,
+        deals=args.deals or variant.seats,
+        seed=args.seed,
+        seat_names=tuple(f"seat{i}:{bot.split()[-1]}" for i, bot in enumerate(bots)),
+        time_control=TimeControl(args.per_decision_ms, args.bank_ms, args.increment_ms),
+        fault_policy=args.fault_policy,
+    )
+    try:
+        played = trio.run(play_match, config, bots, args.replay_dir)
+    except OSError as exc:
+        raise CliError(str(exc)) from None
+    runner = played.runner
+    faults = [len(seat.faults) for seat in runner.seats]
+    summary = {
+        "match_id": runner.match_id,
+        "variant": variant.name,
+        "termination": runner.termination,
+        "scores": list(runner.match.scores),
+        "faults": faults,
+        "replay": str(runner.replay_path) if runner.replay_path else None,
+    }
+    if args.json:
+        print(_dump(summary))
+    else:
+        print(f"{variant.name}: match {runner.match_id}, {runner.termination}")
+        for seat, name in enumerate(runner.config.seat_names):
+            print(f"  seat {seat}  {runner.match.scores[seat]:>6}  faults {faults[seat]}  {name}")
+        print(f"replay: {summary['replay']}")
+    return 0 if runner.replay_path else 1
+
+
+def _cmd_bench_server(args: argparse.Namespace) -> int:
+    from arena.bench_server import bench_server
+
+    _find_variant(argparse.Namespace(variant=args.variant, option=[], parser=args.parser))
+    measured = bench_server(args.matches, args.seconds, args.idle_bots, args.variant)
+    if args.json:
+        print(_dump(measured.to_dict()))
+    else:
+        for key, value in measured.to_dict().items():
+            print(f"{key:<22} {value}")
     return 0

@@ -45,18 +45,18 @@ class Action(_message.Message):
     def __init__(self, type: _Optional[str] = ..., card: _Optional[str] = ..., suit: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("match_start", "request", "rejected", "event", "match_end")
+    __slots__ = ("match_start", "request", "rejected", "events", "match_end")
     MATCH_START_FIELD_NUMBER: _ClassVar[int]
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
-    EVENT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     MATCH_END_FIELD_NUMBER: _ClassVar[int]
     match_start: MatchStart
     request: DecisionRequest
     rejected: ActionRejected
-    event: Event
+    events: EventBatch
     match_end: MatchEnd
-    def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., event: _Optional[_Union[Event, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
+    def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., events: _Optional[_Union[EventBatch, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
 
 class TimeControl(_message.Message):
     __slots__ = ("per_decision_ms", "bank_ms", "increment_ms")
@@ -96,20 +96,28 @@ class MatchStart(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., variant: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., seat: _Optional[int] = ..., seat_names: _Optional[_Iterable[str]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., deals: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "deal", "view", "legal_actions", "time_limit_ms", "bank_ms")
+    __slots__ = ("request_id", "deal", "view", "legal_actions", "time_limit_ms", "bank_ms", "events")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     DEAL_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     deal: int
     view: View
     legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
     time_limit_ms: int
     bank_ms: int
-    def __init__(self, request_id: _Optional[int] = ..., deal: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_limit_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, request_id: _Optional[int] = ..., deal: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., time_limit_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
+
+class EventBatch(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ...) -> None: ...
 
 class ActionRejected(_message.Message):
     __slots__ = ("request_id", "reason", "rule", "time_left_ms")

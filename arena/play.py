@@ -1,0 +1,98 @@
+"""`arena play`: one match on this machine, end to end, with bots as separate processes."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+import trio
+
+from .referee.runner import MatchConfig, MatchRunner
+from .server.app import serve
+
+log = structlog.get_logger()
+
+SDK_PATH = Path(__file__).resolve().parent.parent / "clients" / "python"
+EXAMPLE_BOTS = {
+    "heuristic": f"{shlex.quote(sys.executable)} -m arena_bot.heuristic_bot",
+    "random": f"{shlex.quote(sys.executable)} -m arena_bot.random_bot",
+}
+
+
+def default_bots(seats: int) -> list[str]:
+    """The example bots: one heuristic bot against random ones."""
+    return [EXAMPLE_BOTS["heuristic"]] + [EXAMPLE_BOTS["random"]] * (seats - 1)
+
+
+@dataclass
+class PlayResult:
+    runner: MatchRunner
+    exit_codes: list[int | None]
+
+
+def bot_environment(address: str, token: str, seat: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"ARENA_ADDRESS": address, "ARENA_TOKEN": token, "ARENA_SEAT": str(seat)})
+    if SDK_PATH.is_dir():  # a source checkout: the SDK need not be installed
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SDK_PATH), env.get("PYTHONPATH", "")]))
+    return env
+
+
+async def _run_bot(
+    runner: MatchRunner, seat: int, command: str, env: dict[str, str], log_path: Path, codes: list[int | None]
+) -> None:
+    with log_path.open("wb") as stderr:
+        process = await trio.lowlevel.open_process(
+            shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr
+        )
+        try:
+            code = await process.wait()
+            codes[seat] = code
+            if not runner.done.is_set():
+                runner.mark_crashed(seat, f"the bot process exited with status {code}")
+                log.warning("bot exited", match_id=runner.match_id, seat=seat, status=code)
+        finally:
+            if process.returncode is None:
+                process.terminate()
+                with trio.move_on_after(2), trio.CancelScope(shield=True):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+
+
+async def play_matches(
+    jobs: list[tuple[MatchConfig, list[str]]], replay_dir: Path, host: str = "127.0.0.1"
+) -> list[PlayResult]:
+    """Run every (config, bot commands) job at once on one server; return when all have ended."""
+    for config, bots in jobs:
+        if len(bots) != config.variant.seats:
+            raise ValueError(f"{config.variant.name} needs {config.variant.seats} bots, got {len(bots)}")
+    results: list[PlayResult] = []
+    async with trio.open_nursery() as nursery:
+        hub, port = await nursery.start(serve, host, 0, replay_dir)
+        logs = replay_dir / "bot-logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        for config, bots in jobs:
+            runner = hub.create_match(config)
+            result = PlayResult(runner, [None] * len(bots))
+            results.append(result)
+            for seat, command in enumerate(bots):
+                env = bot_environment(f"{host}:{port}", runner.seats[seat].token, seat)
+                log_path = logs / f"{runner.match_id}-seat{seat}.log"
+                nursery.start_soon(_run_bot, runner, seat, command, env, log_path, result.exit_codes)
+        for result in results:
+            await result.runner.done.wait()
+        with trio.move_on_after(3):  # let the bots see MatchEnd and exit by themselves
+            while any(code is None for r in results for code in r.exit_codes):
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    return results
+
+
+async def play_match(config: MatchConfig, bots: list[str], replay_dir: Path) -> PlayResult:
+    return (await play_matches([(config, bots)], replay_dir))[0]

@@ -1,0 +1,552 @@
+"""The referee: runs one match as a trio task, seat by seat, decision by decision.
+
+A match knows `Seat`s, not gRPC: a seat receives messages through whatever link
+is attached to it (`send`), and its bot's messages arrive in its inbox.  Every
+decision runs under a deadline; faults (illegal answers, timeouts, disconnects,
+crashes, protocol errors) are recorded and handled by the match's fault policy.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+
+import grpc
+import structlog
+import trio
+
+from .. import __version__
+from ..engine import (
+    Action,
+    ActionError,
+    DealState,
+    IllegalActionError,
+    Match,
+    Variant,
+    deal_record,
+    observation,
+)
+from ..protocol import action_from_message, action_message, legal_messages, view_message
+from ..replay.log import REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
+from ..v1 import arena_pb2 as pb
+
+log = structlog.get_logger()
+
+FAULT_KINDS = ("illegal", "timeout", "disconnect", "crash", "protocol")
+INBOX_SIZE = 16
+MAX_MESSAGES_PER_SECOND = 200
+MAX_BOT_MESSAGE_BYTES = 16 * 1024  # an answer is a few dozen bytes
+
+
+class Link(Protocol):
+    """Where a seat's messages go: a bot stream (or a test double)."""
+
+    open: bool
+
+    def send(self, message: Any) -> None: ...
+
+    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None: ...
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    per_decision_ms: int = 10_000
+    bank_ms: int = 60_000
+    increment_ms: int = 0
+
+    def message(self) -> pb.TimeControl:
+        return pb.TimeControl(
+            per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms, increment_ms=self.increment_ms
+        )
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    variant: Variant
+    deals: int
+    seed: int
+    seat_names: tuple[str, ...]
+    time_control: TimeControl = TimeControl()
+    fault_policy: str = "substitute"  # or "forfeit"
+    max_invalid: int = 3
+    reconnect_grace_s: float = 10.0
+    start_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if len(self.seat_names) != self.variant.seats:
+            raise ValueError(
+                f"{self.variant.name} has {self.variant.seats} seats, got {len(self.seat_names)} names"
+            )
+        if self.fault_policy not in ("substitute", "forfeit"):
+            raise ValueError(f"fault policy {self.fault_policy!r}: expected substitute or forfeit")
+        if self.deals < 1:
+            raise ValueError("a match has at least one deal")
+        if self.max_invalid < 1:
+            raise ValueError("max_invalid is at least 1")
+
+
+class MatchState(Enum):
+    WAITING = "waiting"
+    RUNNING = "running"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+
+
+@dataclass
+class Fault:
+    seat: int
+    kind: str
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "kind": self.kind, "detail": self.detail}
+
+
+class Forfeit(Exception):
+    def __init__(self, fault: Fault) -> None:
+        super().__init__(fault.detail)
+        self.fault = fault
+
+
+# Items of a seat's inbox.
+@dataclass(frozen=True)
+class Reply:
+    request_id: int
+    action: pb.Action
+
+
+@dataclass(frozen=True)
+class LinkChange:
+    connected: bool
+
+
+@dataclass
+class Seat:
+    index: int
+    name: str
+    token: str
+    bank_ms: int
+    link: Link | None = None
+    hello: bool = False
+    bot_name: str = ""
+    crashed: bool = False
+    disconnected_at: float | None = None  # trio time; None while connected
+    pending: pb.DecisionRequest | None = None
+    events: list[pb.Event] = field(default_factory=list)  # public events not yet sent
+    faults: list[Fault] = field(default_factory=list)
+    _window_start: float = 0.0
+    _window_count: int = 0
+
+    def __post_init__(self) -> None:
+        self.inbox_send, self.inbox = trio.open_memory_channel[Reply | LinkChange](INBOX_SIZE)
+
+    def send(self, message: pb.ServerMessage) -> None:
+        if self.link is not None and self.hello:
+            self.link.send(message)
+
+    def flush_events(self) -> None:
+        """Send the events not yet sent, as one batch."""
+        if self.events:
+            self.send(pb.ServerMessage(events=pb.EventBatch(events=self.events)))
+            self.events = []
+
+
+class MatchRunner:
+    """One match: its seats, its engine match, its replay log."""
+
+    def __init__(self, match_id: str, config: MatchConfig, replay_dir: Path) -> None:
+        self.match_id = match_id
+        self.config = config
+        self.replay_dir = replay_dir
+        self.state = MatchState.WAITING
+        self.seats = [
+            Seat(i, name, secrets.token_urlsafe(24), config.time_control.bank_ms)
+            for i, name in enumerate(config.seat_names)
+        ]
+        self.match = Match(config.variant, seed=config.seed, deals=config.deals)
+        self.spectators: list[Link] = []
+        self.replay_path: Path | None = None
+        self.termination = ""
+        self.forfeited: int | None = None
+        self.done = trio.Event()
+        self._all_ready = trio.Event()
+        self._request_ids = iter(range(1, 2**62))
+        self.decisions = 0
+        self.request_sizes: list[int] = []  # the first requests' sizes, for `arena bench server`
+        self.log = log.bind(match_id=match_id)
+
+    # ------------------------------------------------------------------ links (called on the trio thread)
+
+    def attach(self, seat_index: int, link: Link) -> None:
+        seat = self.seats[seat_index]
+        if self.state in (MatchState.FINISHED, MatchState.ABORTED):
+            link.close(grpc.StatusCode.FAILED_PRECONDITION, f"match {self.match_id} is over")
+            return
+        old = seat.link
+        if old is not None and old.open:
+            old.close(grpc.StatusCode.ABORTED, "replaced by a new connection with the same token")
+        seat.link = link
+        seat.hello = False
+        self.log.info("bot connected", seat=seat_index)
+
+    def deliver(self, seat_index: int, link: Link, message: pb.BotMessage) -> None:
+        seat = self.seats[seat_index]
+        if link is not seat.link:
+            return
+        now = time.monotonic()
+        if now - seat._window_start >= 1.0:
+            seat._window_start, seat._window_count = now, 0
+        seat._window_count += 1
+        if seat._window_count > MAX_MESSAGES_PER_SECOND:
+            self._protocol_fault(
+                seat, grpc.StatusCode.RESOURCE_EXHAUSTED, "more than 200 messages per second"
+            )
+            return
+        size = message.ByteSize()
+        if size > MAX_BOT_MESSAGE_BYTES:
+            detail = f"a message of {size} bytes (the limit is {MAX_BOT_MESSAGE_BYTES})"
+            self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
+            return
+        kind = message.WhichOneof("kind")
+        if kind == "hello":
+            if seat.hello:
+                self._protocol_fault(
+                    seat, grpc.StatusCode.INVALID_ARGUMENT, "a second Hello on the same stream"
+                )
+                return
+            seat.hello = True
+            seat.bot_name = message.hello.bot_name
+            link.send(pb.ServerMessage(match_start=self._match_start(seat.index)))
+            if seat.pending is not None:
+                link.send(pb.ServerMessage(request=seat.pending))
+            was_away = seat.disconnected_at is not None
+            seat.disconnected_at = None
+            self._push(seat, LinkChange(True))
+            if was_away:
+                self._write({"type": "connection", "seat": seat.index, "event": "reconnected"})
+            self._check_ready()
+        elif kind == "action":
+            if not seat.hello:
+                self._protocol_fault(seat, grpc.StatusCode.INVALID_ARGUMENT, "an ActionReply before Hello")
+                return
+            self._push(seat, Reply(message.action.request_id, message.action.action))
+        else:
+            self._protocol_fault(seat, grpc.StatusCode.INVALID_ARGUMENT, "an empty or unknown BotMessage")
+
+    def detach(self, seat_index: int, link: Link) -> None:
+        seat = self.seats[seat_index]
+        link.open = False
+        if link is not seat.link:
+            return
+        seat.link = None
+        seat.hello = False
+        seat.events = []  # a reconnecting bot's view carries their effect
+        if self.state is MatchState.RUNNING or self.state is MatchState.WAITING:
+            seat.disconnected_at = trio.current_time()
+            self._push(seat, LinkChange(False))
+            self._write({"type": "connection", "seat": seat.index, "event": "disconnected"})
+            self.log.info("bot disconnected", seat=seat_index)
+
+    def mark_crashed(self, seat_index: int, detail: str) -> None:
+        """The launcher saw the bot's process end: later faults of this seat are crashes."""
+        seat = self.seats[seat_index]
+        seat.crashed = True
+        self._write({"type": "connection", "seat": seat_index, "event": "crashed", "detail": detail})
+        self._check_ready()
+
+    def _check_ready(self) -> None:
+        """The match starts once every seat has said Hello or its bot is known to be dead."""
+        if all(s.hello or s.crashed for s in self.seats):
+            self._all_ready.set()
+
+    def _push(self, seat: Seat, item: Reply | LinkChange) -> None:
+        try:
+            seat.inbox_send.send_nowait(item)
+        except trio.WouldBlock:
+            self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, "too many messages in flight")
+
+    def _protocol_fault(self, seat: Seat, code: grpc.StatusCode, detail: str) -> None:
+        fault = Fault(seat.index, "protocol", detail)
+        seat.faults.append(fault)
+        self._write({"type": "fault", **fault.to_dict()})
+        self.log.warning("protocol fault", seat=seat.index, detail=detail)
+        if seat.link is not None:
+            link = seat.link
+            link.close(code, detail)
+            self.detach(seat.index, link)
+
+    # ------------------------------------------------------------------ the match
+
+    def _match_start(self, seat: int) -> pb.MatchStart:
+        c = self.config
+        return pb.MatchStart(
+            match_id=self.match_id,
+            variant=c.variant.name,
+            options=dict(c.variant.options),
+            seat=seat,
+            seat_names=list(c.seat_names),
+            time_control=c.time_control.message(),
+            deals=c.deals,
+            server_version=__version__,
+        )
+
+    def _write(self, line: dict[str, Any]) -> None:
+        if self._writer is not None:
+            self._writer.write(line)
+
+    _writer: ReplayWriter | None = None
+
+    def broadcast(self, event: pb.Event) -> None:
+        """Queue a public event for every seat (it goes out with the seat's next message)."""
+        for seat in self.seats:
+            if seat.link is not None:
+                seat.events.append(event)
+        for spectator in list(self.spectators):
+            if spectator.open:
+                spectator.send(event)
+            else:
+                self.spectators.remove(spectator)
+
+    async def run(self) -> None:
+        c = self.config
+        self._writer = ReplayWriter(self.replay_dir, self.match_id)
+        self._write(
+            {
+                "type": "header",
+                "format": REPLAY_FORMAT,
+                "version": REPLAY_VERSION,
+                "server_version": __version__,
+                "match_id": self.match_id,
+                "variant": c.variant.name,
+                "options": dict(c.variant.options),
+                "seed": c.seed,
+                "deals": c.deals,
+                "seats": list(c.seat_names),
+                "time_control": {
+                    "per_decision_ms": c.time_control.per_decision_ms,
+                    "bank_ms": c.time_control.bank_ms,
+                    "increment_ms": c.time_control.increment_ms,
+                },
+                "fault_policy": c.fault_policy,
+                "max_invalid": c.max_invalid,
+            }
+        )
+        try:
+            with trio.move_on_after(c.start_timeout_s):
+                await self._all_ready.wait()
+            now = trio.current_time()
+            for seat in self.seats:
+                if not seat.hello and seat.disconnected_at is None:
+                    seat.disconnected_at = now - c.reconnect_grace_s  # never came: no grace
+            self.state = MatchState.RUNNING
+            self.log.info("match started", variant=c.variant.name, deals=c.deals)
+            try:
+                await self._play()
+                self.termination = "completed"
+            except Forfeit as forfeit:
+                self.termination = "forfeit"
+                self.forfeited = forfeit.fault.seat
+            split = self.match.final_split()
+            self._write(
+                {
+                    "type": "match_end",
+                    "termination": self.termination,
+                    "forfeited": self.forfeited,
+                    "pot_split": split,
+                    "scores": list(self.match.scores),
+                    "faults": {s.index: len(s.faults) for s in self.seats},
+                }
+            )
+            self.replay_path = self._writer.complete()
+            self.state = MatchState.FINISHED
+            end = pb.MatchEnd(
+                scores=self.match.scores, termination=self.termination, replay=self.replay_path.name
+            )
+            for seat in self.seats:
+                seat.flush_events()
+                seat.send(pb.ServerMessage(match_end=end))
+                if seat.link is not None:
+                    seat.link.close()
+            self.log.info("match finished", termination=self.termination, scores=self.match.scores)
+        except BaseException:
+            self.state = MatchState.ABORTED
+            self.termination = "aborted"
+            self._writer.abandon()
+            for seat in self.seats:
+                if seat.link is not None:
+                    seat.link.close(grpc.StatusCode.ABORTED, "the match was aborted")
+            raise
+        finally:
+            for spectator in self.spectators:
+                spectator.close()
+            self.done.set()
+
+    async def _play(self) -> None:
+        match = self.match
+        while not match.is_over():
+            deal = match.deal_index
+            state = match.start_deal()
+            notes: list[dict[str, Any]] = []
+            self._write(
+                {
+                    "type": "deal_start",
+                    "deal": deal,
+                    "dealer": state.dealer,
+                    "pots": dict(state.pots_start),
+                    "stakes": state.stakes,
+                    "deck": [str(c) for c in state.deck],
+                }
+            )
+            self.broadcast(
+                pb.Event(deal=deal, deal_started=pb.DealStarted(dealer=state.dealer, pots=state.pots_start))
+            )
+            while not state.is_terminal():
+                seat = state.current_player
+                assert seat is not None
+                tricks_before = len(state.tricks)
+                action, think_ms, fault = await self._decide(self.seats[seat], state, deal, len(notes))
+                state.apply(action)
+                self.decisions += 1
+                note: dict[str, Any] = {"think_ms": think_ms}
+                if fault is not None:
+                    note["fault"] = {"kind": fault.kind, "detail": fault.detail}
+                notes.append(note)
+                self._write(
+                    {
+                        "type": "action",
+                        "deal": deal,
+                        "step": len(notes) - 1,
+                        "seat": seat,
+                        "action": action.to_dict(),
+                        **note,
+                    }
+                )
+                public = action if action.type != "discard" else Action("discard")  # the card stays hidden
+                self.broadcast(
+                    pb.Event(deal=deal, action_taken=pb.ActionTaken(seat=seat, action=action_message(public)))
+                )
+                if len(state.tricks) > tricks_before:
+                    trick = state.tricks[-1]
+                    self.broadcast(
+                        pb.Event(
+                            deal=deal,
+                            trick_completed=pb.TrickCompleted(number=trick.number, winner=trick.winner),
+                        )
+                    )
+            result = match.finish_deal(state)
+            record = deal_record(state, deal)
+            for entry, note in zip(record["actions"], notes, strict=True):
+                entry.update(note)
+            self._write({"type": "deal", "deal": deal, "record": record, "scores": list(match.scores)})
+            self.broadcast(
+                pb.Event(
+                    deal=deal,
+                    deal_ended=pb.DealEnded(
+                        annulled=result.annulled,
+                        card_points=result.card_points,
+                        deltas=result.deltas,
+                        pots=result.pots,
+                        scores=match.scores,
+                    ),
+                )
+            )
+            for each in self.seats:
+                each.flush_events()
+
+    async def _decide(
+        self, seat: Seat, state: DealState, deal: int, step: int
+    ) -> tuple[Action, int, Fault | None]:
+        """Ask `seat` for its action under the clock; apply the fault policy when it fails."""
+        c = self.config
+        tc = c.time_control
+        legal = state.legal_actions()
+        limit_ms = tc.per_decision_ms + seat.bank_ms
+        request = pb.DecisionRequest(
+            request_id=next(self._request_ids),
+            deal=deal,
+            view=view_message(observation(state, seat.index)),
+            legal_actions=legal_messages(legal),
+            time_limit_ms=limit_ms,
+            bank_ms=seat.bank_ms,
+            events=seat.events,
+        )
+        seat.events = []
+        seat.pending = request
+        if len(self.request_sizes) < 200:
+            self.request_sizes.append(pb.ServerMessage(request=request).ByteSize())
+        start = trio.current_time()
+        deadline = start + limit_ms / 1000
+        seat.send(pb.ServerMessage(request=request))
+        invalid = 0
+        fault: Fault | None = None
+        action: Action | None = None
+        while action is None and fault is None:
+            now = trio.current_time()
+            wait_until = deadline
+            if seat.disconnected_at is not None:
+                grace_end = seat.disconnected_at + c.reconnect_grace_s
+                if seat.crashed or grace_end <= now:
+                    fault = Fault(seat.index, "crash" if seat.crashed else "disconnect", "no bot connected")
+                    break
+                wait_until = min(deadline, grace_end)
+            item: Reply | LinkChange | None = None
+            with trio.move_on_after(max(0.0, wait_until - now)):
+                item = await seat.inbox.receive()
+            if item is None:
+                if trio.current_time() >= deadline:
+                    kind = (
+                        "timeout"
+                        if seat.disconnected_at is None
+                        else ("crash" if seat.crashed else "disconnect")
+                    )
+                    fault = Fault(seat.index, kind, f"no answer within {limit_ms} ms")
+                continue
+            if isinstance(item, LinkChange) or item.request_id != request.request_id:
+                continue  # a stale or early reply is ignored (see the .proto)
+            try:
+                candidate = action_from_message(item.action)
+                if candidate not in legal:
+                    state.apply(candidate)  # raises IllegalActionError naming the rule
+                    raise AssertionError("an action outside the legal list was accepted")  # pragma: no cover
+                action = candidate
+            except (IllegalActionError, ActionError) as exc:
+                invalid += 1
+                rule = exc.rule if isinstance(exc, IllegalActionError) else "protocol"
+                time_left = max(0, int((deadline - trio.current_time()) * 1000))
+                seat.send(
+                    pb.ServerMessage(
+                        rejected=pb.ActionRejected(
+                            request_id=request.request_id, reason=str(exc), rule=rule, time_left_ms=time_left
+                        )
+                    )
+                )
+                if invalid >= c.max_invalid:
+                    fault = Fault(seat.index, "illegal", f"{invalid} invalid answers, the last: {exc}")
+        seat.pending = None
+        think_ms = int((trio.current_time() - start) * 1000)
+        if fault is not None:
+            seat.faults.append(fault)
+            if fault.kind == "timeout":
+                seat.bank_ms = 0
+            self.broadcast(
+                pb.Event(deal=deal, fault=pb.Fault(seat=seat.index, kind=fault.kind, detail=fault.detail))
+            )
+            self.log.warning(
+                "fault", seat=seat.index, kind=fault.kind, detail=fault.detail, deal=deal, step=step
+            )
+            if c.fault_policy == "forfeit":
+                raise Forfeit(fault)
+            # substitute: a legal action chosen deterministically from the match seed
+            action = random.Random(f"{c.seed}:substitute:{deal}:{step}").choice(legal)
+        else:
+            over = think_ms - tc.per_decision_ms
+            if over > 0:
+                seat.bank_ms = max(0, seat.bank_ms - over)
+            seat.bank_ms += tc.increment_ms
+        assert action is not None
+        return action, think_ms, fault

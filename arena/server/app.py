@@ -1,0 +1,310 @@
+"""The referee server: grpc.aio on its own thread, matches in trio.
+
+`Hub` (trio side) owns the matches and the seat tokens.  The servicers (aio side)
+only convert between streams and the hub: they authenticate a stream by its
+token, attach a `BotLink` to the seat, and pump messages across the bridge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import secrets
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+import trio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from ..engine import EngineError, find_variant
+from ..referee.runner import MatchConfig, MatchRunner, MatchState, TimeControl
+from ..v1 import arena_pb2 as pb
+from ..v1 import arena_pb2_grpc as pb_grpc
+from .bridge import BotLink, Bridge, Close
+
+log = structlog.get_logger()
+
+# A hard cap enforced by gRPC itself; the referee's own, smaller cap (MAX_BOT_MESSAGE_BYTES)
+# is checked per message so that an oversized message is recorded as a protocol fault.
+MAX_MESSAGE_BYTES = 1024 * 1024
+MATCH_ID = re.compile(r"^[0-9a-f]{16}$")
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+DEFAULT_TIME_CONTROL = TimeControl()
+
+
+class Hub:
+    """Every match of this server, on the trio thread."""
+
+    def __init__(self, replay_dir: Path, nursery: trio.Nursery) -> None:
+        self.replay_dir = replay_dir
+        self.nursery = nursery
+        self.matches: dict[str, MatchRunner] = {}
+        # Read from the aio thread to authenticate streams; written only here.
+        self.tokens: dict[str, tuple[MatchRunner, int]] = {}
+
+    def create_match(self, config: MatchConfig) -> MatchRunner:
+        match_id = secrets.token_hex(8)
+        runner = MatchRunner(match_id, config, self.replay_dir)
+        self.matches[match_id] = runner
+        for seat in runner.seats:
+            self.tokens[seat.token] = (runner, seat.index)
+        self.nursery.start_soon(self._run, runner)
+        return runner
+
+    async def _run(self, runner: MatchRunner) -> None:
+        try:
+            await runner.run()
+        except Exception:  # one match's failure never takes down the server or another match
+            runner.log.exception("match aborted")
+        finally:
+            for seat in runner.seats:
+                self.tokens.pop(seat.token, None)
+
+    def list_matches(self) -> list[pb.MatchInfo]:
+        return [
+            pb.MatchInfo(
+                match_id=r.match_id,
+                variant=r.config.variant.name,
+                state=r.state.value,
+                seat_names=list(r.config.seat_names),
+                deals_done=r.match.turns_done,
+                deals=r.config.deals,
+                scores=r.match.scores,
+            )
+            for r in self.matches.values()
+        ]
+
+    def replay_path(self, match_id: str) -> tuple[str, Path | None]:
+        runner = self.matches.get(match_id)
+        if runner is not None:
+            return runner.state.value, runner.replay_path
+        path = self.replay_dir / f"{match_id}.jsonl"
+        return ("finished", path) if path.exists() else ("unknown", None)
+
+    def add_spectator(self, match_id: str, link: BotLink) -> bool:
+        runner = self.matches.get(match_id)
+        if runner is None or runner.state in (MatchState.FINISHED, MatchState.ABORTED):
+            return False
+        runner.spectators.append(link)
+        return True
+
+
+def config_from_request(request: pb.CreateMatchRequest) -> MatchConfig:
+    """Validate a CreateMatch request (pure; raises ValueError or EngineError)."""
+    variant = find_variant(request.variant, dict(request.options))
+    names = tuple(request.seat_names) or tuple(f"seat{i}" for i in range(variant.seats))
+    tc = request.time_control
+    time_control = TimeControl(
+        per_decision_ms=tc.per_decision_ms or DEFAULT_TIME_CONTROL.per_decision_ms,
+        bank_ms=tc.bank_ms if tc.ByteSize() else DEFAULT_TIME_CONTROL.bank_ms,
+        increment_ms=tc.increment_ms,
+    )
+    return MatchConfig(
+        variant=variant,
+        deals=request.deals or variant.seats,
+        seed=request.seed,
+        seat_names=names,
+        time_control=time_control,
+        fault_policy=request.fault_policy or "substitute",
+        max_invalid=request.max_invalid or 3,
+        reconnect_grace_s=(request.reconnect_grace_ms or 10_000) / 1000,
+    )
+
+
+def _token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer ") :].strip()
+    return ""
+
+
+class BotServicer(pb_grpc.BotServiceServicer):
+    def __init__(self, hub: Hub, bridge: Bridge) -> None:
+        self.hub = hub
+        self.bridge = bridge
+
+    async def Play(
+        self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        token = _token(context)
+        entry = self.hub.tokens.get(token) if token else None
+        if entry is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or unknown seat token")
+        runner, seat = entry
+        link = BotLink(self.bridge, context.peer())
+        self.bridge.to_trio(runner.attach, seat, link)
+
+        async def read() -> None:
+            try:
+                while True:
+                    message = await context.read()
+                    if message is grpc.aio.EOF:
+                        break
+                    self.bridge.to_trio(runner.deliver, seat, link, message)
+            except (grpc.RpcError, asyncio.CancelledError, Exception):
+                pass
+            finally:
+                link.outbox.put_nowait(Close())
+
+        reader = asyncio.create_task(read())
+        try:
+            while True:
+                item = await link.outbox.get()
+                if isinstance(item, Close):
+                    if item.code is not None:
+                        await context.abort(item.code, item.details)
+                    return
+                await context.write(item)
+        finally:
+            reader.cancel()
+            self.bridge.to_trio(runner.detach, seat, link)
+
+
+class AdminServicer(pb_grpc.AdminServiceServicer):
+    def __init__(self, hub: Hub, bridge: Bridge) -> None:
+        self.hub = hub
+        self.bridge = bridge
+
+    async def CreateMatch(
+        self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.CreateMatchResponse:
+        try:
+            config = config_from_request(request)
+        except (ValueError, EngineError) as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        runner: MatchRunner = await self.bridge.call_in_trio(self.hub.create_match, config)
+        return pb.CreateMatchResponse(match_id=runner.match_id, seat_tokens=[s.token for s in runner.seats])
+
+    async def ListMatches(
+        self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ListMatchesResponse:
+        matches: list[pb.MatchInfo] = await self.bridge.call_in_trio(self.hub.list_matches)
+        return pb.ListMatchesResponse(matches=matches)
+
+    async def GetReplay(
+        self, request: pb.GetReplayRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.GetReplayResponse:
+        if not MATCH_ID.match(request.match_id):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a match id is 16 hex digits")
+        state, path = await self.bridge.call_in_trio(self.hub.replay_path, request.match_id)
+        if path is None:
+            if state == "unknown":
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"match {request.match_id} is {state}")
+        assert path is not None
+        return pb.GetReplayResponse(replay=path.read_text(encoding="utf-8"))
+
+    async def Spectate(
+        self, request: pb.SpectateRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.Event]:
+        link = BotLink(self.bridge, context.peer())
+        if not await self.bridge.call_in_trio(self.hub.add_spectator, request.match_id, link):
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no running match {request.match_id}")
+        while True:
+            item = await link.outbox.get()
+            if isinstance(item, Close):
+                return
+            yield item
+
+
+@dataclass
+class AioServerThread:
+    """grpc.aio server on its own thread and asyncio loop (see GRPC-TRIO design notes in docs)."""
+
+    hub: Hub
+    trio_token: trio.lowlevel.TrioToken
+    host: str
+    port: int
+    port_bound: int = 0
+
+    def __post_init__(self) -> None:
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self.thread = threading.Thread(target=self._thread_main, name="grpc-io", daemon=True)
+
+    def start(self) -> int:
+        """Start the thread and wait until the port is bound (blocking: call via trio.to_thread)."""
+        self.thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        return self.port_bound
+
+    def request_stop(self) -> None:
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stop.set)
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:  # reported to start() or seen by the supervisor
+            self._error = exc
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        bridge = Bridge(self.trio_token, self._loop)
+        server = grpc.aio.server(options=SERVER_OPTIONS, maximum_concurrent_rpcs=20_000)
+        pb_grpc.add_BotServiceServicer_to_server(BotServicer(self.hub, bridge), server)  # type: ignore[no-untyped-call]
+        pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.hub, bridge), server)  # type: ignore[no-untyped-call]
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        names = [
+            pb.DESCRIPTOR.services_by_name["BotService"].full_name,
+            pb.DESCRIPTOR.services_by_name["AdminService"].full_name,
+            health.SERVICE_NAME,
+            reflection.SERVICE_NAME,
+        ]
+        reflection.enable_server_reflection(names, server)
+        self.port_bound = server.add_insecure_port(f"{self.host}:{self.port}")
+        if not self.port_bound:
+            raise OSError(f"cannot listen on {self.host}:{self.port}")
+        await server.start()
+        for name in ("", *names[:2]):
+            await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._ready.set()
+        await self._stop.wait()
+        await health_servicer.enter_graceful_shutdown()
+        await server.stop(grace=1.0)
+
+
+async def serve(
+    host: str,
+    port: int,
+    replay_dir: Path,
+    *,
+    task_status: trio.TaskStatus[tuple[Hub, int]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the server until cancelled; `task_status.started((hub, port))` once it listens."""
+    async with trio.open_nursery() as nursery:
+        hub = Hub(replay_dir, nursery)
+        aio = AioServerThread(hub, trio.lowlevel.current_trio_token(), host, port)
+        bound = await trio.to_thread.run_sync(aio.start)
+        log.info("server listening", host=host, port=bound, replay_dir=str(replay_dir))
+        try:
+            task_status.started((hub, bound))
+            await trio.to_thread.run_sync(aio.thread.join, abandon_on_cancel=True)
+            raise RuntimeError("the gRPC thread stopped unexpectedly")
+        finally:
+            aio.request_stop()
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(aio.thread.join, 5.0)
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,142 @@
+"""The hop between the grpc.aio thread and trio.
+
+grpc.aio runs on its own thread with its own asyncio loop; trio owns the main
+thread and every match.  They meet in two non-blocking one-way hops:
+
+    trio  -> aio   loop.call_soon_threadsafe(...)     (BotLink.send / close)
+    aio   -> trio  TrioToken.run_sync_soon(...)       (Bridge.to_trio)
+
+grpc.aio objects are touched only on the aio thread, trio objects only on the trio
+thread.  A callback given to `run_sync_soon` must never raise (trio would cancel
+everything), so `to_trio` wraps each one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import structlog
+import trio
+
+log = structlog.get_logger()
+
+OUTBOX_LIMIT = 512
+"""Messages queued for one bot; a bot that stops reading is dropped past this."""
+
+
+@dataclass(frozen=True)
+class Close:
+    """Ask the stream's writer to end the call, with a status when `code` is set."""
+
+    code: grpc.StatusCode | None = None
+    details: str = ""
+
+
+class Bridge:
+    def __init__(self, trio_token: trio.lowlevel.TrioToken, loop: asyncio.AbstractEventLoop) -> None:
+        self.trio_token = trio_token
+        self.loop = loop
+        # Each hop wakes the other thread through a socket, which costs far more than the
+        # call itself; so calls are queued and one wake-up drains everything queued so far.
+        self._to_aio: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
+        self._aio_wake_pending = False
+        self._to_trio: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
+        self._trio_wake_pending = False
+
+    def to_trio(self, fn: Callable[..., Any], *args: Any) -> None:
+        """From the aio thread: run `fn(*args)` on the trio thread soon; never raises."""
+        self._to_trio.append((fn, args))
+        if not self._trio_wake_pending:
+            self._trio_wake_pending = True
+            with contextlib.suppress(trio.RunFinishedError):
+                self.trio_token.run_sync_soon(self._drain_to_trio)
+
+    def _drain_to_trio(self) -> None:  # trio thread
+        self._trio_wake_pending = False
+        queue = self._to_trio
+        while queue:
+            fn, args = queue.popleft()
+            try:
+                fn(*args)
+            except Exception:  # a raising callback would crash the whole trio run
+                log.exception("bridge callback failed", callback=getattr(fn, "__qualname__", repr(fn)))
+
+    async def call_in_trio(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """From the aio thread: run sync `fn(*args)` on the trio thread and await its result."""
+        future: asyncio.Future[Any] = self.loop.create_future()
+
+        def settle(ok: bool, value: Any) -> None:
+            if future.done():
+                return
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+        def run() -> None:
+            try:
+                result = (True, fn(*args))
+            except Exception as exc:
+                result = (False, exc)
+            self.to_aio(settle, *result)
+
+        self.to_trio(run)
+        return await future
+
+    def to_aio(self, fn: Callable[..., Any], *args: Any) -> None:
+        """From the trio thread: run `fn(*args)` on the aio loop soon; a closed loop is ignored."""
+        self._to_aio.append((fn, args))
+        if not self._aio_wake_pending:
+            self._aio_wake_pending = True
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self._drain_to_aio)
+
+    def _drain_to_aio(self) -> None:  # aio thread
+        self._aio_wake_pending = False
+        queue = self._to_aio
+        while queue:
+            fn, args = queue.popleft()
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("bridge callback failed", callback=getattr(fn, "__qualname__", repr(fn)))
+
+
+_link_ids = itertools.count(1)
+
+
+class BotLink:
+    """One bot stream as trio sees it: `send` and `close` cross to the aio thread."""
+
+    def __init__(self, bridge: Bridge, peer: str) -> None:
+        self.id = next(_link_ids)
+        self.bridge = bridge
+        self.peer = peer
+        self.outbox: asyncio.Queue[Any] = asyncio.Queue()  # created and used on the aio thread
+        self.open = True  # trio-side view: False once closed or disconnected
+
+    def send(self, message: Any) -> None:
+        """From trio: queue `message` for the bot (dropped if the link is closed)."""
+        if self.open:
+            self.bridge.to_aio(self._put, message)
+
+    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
+        """From trio: end the stream, with an error status if `code` is given."""
+        if self.open:
+            self.open = False
+            self.bridge.to_aio(self.outbox.put_nowait, Close(code, details))
+
+    def _put(self, message: Any) -> None:  # aio thread
+        if self.outbox.qsize() >= OUTBOX_LIMIT:
+            self.outbox.put_nowait(
+                Close(grpc.StatusCode.RESOURCE_EXHAUSTED, "the bot does not read its stream")
+            )
+            return
+        self.outbox.put_nowait(message)

@@ -1,0 +1,249 @@
+"""End to end: a real server on a real port, real bot processes, faults of every kind."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import trio
+
+from arena.engine import Card, CardError, DealState, find_variant, replay_record
+from arena.play import play_matches
+from arena.referee.runner import MatchConfig, TimeControl
+from arena.server.app import serve
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTED = ROOT / "tests" / "bots" / "scripted_bot.py"
+FAST = TimeControl(per_decision_ms=5_000, bank_ms=5_000, increment_ms=0)
+
+
+def bot(behaviour: str = "random") -> str:
+    return (
+        f"env BEHAVIOUR={shlex.quote(behaviour)} {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}"
+    )
+
+
+def config(variant: str, deals: int = 1, seed: int = 1, **kwargs: Any) -> MatchConfig:
+    options = kwargs.pop("options", {})
+    v = find_variant(variant, options)
+    names = tuple(f"bot{i}" for i in range(v.seats))
+    return MatchConfig(
+        variant=v, deals=deals, seed=seed, seat_names=names, **{"time_control": FAST, **kwargs}
+    )
+
+
+def read_replay(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def faults_in(lines: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    found = [
+        (line["seat"], line["fault"]["kind"])
+        for line in lines
+        if line["type"] == "action" and "fault" in line
+    ]
+    found += [(line["seat"], line["kind"]) for line in lines if line["type"] == "fault"]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("variant", "options"),
+    [
+        ("grosstarock", {}),
+        ("german-1754", {}),
+        ("german-1754", {"players": "4"}),
+        ("danish", {}),
+        ("danish-pots", {}),
+    ],
+)
+def test_full_match_writes_a_replay_consistent_with_the_engine(
+    tmp_path: Path, variant: str, options: dict[str, str]
+) -> None:
+    cfg = config(variant, deals=2, options=options)
+    [played] = trio.run(play_matches, [(cfg, [bot()] * cfg.variant.seats)], tmp_path)
+    runner = played.runner
+    assert runner.termination == "completed"
+    assert runner.replay_path is not None and runner.replay_path.exists()
+    assert not list(tmp_path.glob("*.part"))
+    lines = read_replay(runner.replay_path)
+    assert lines[0]["type"] == "header" and lines[0]["variant"] == variant
+    assert lines[-1]["type"] == "match_end" and lines[-1]["scores"] == runner.match.scores
+    assert faults_in(lines) == []
+    deals = [line for line in lines if line["type"] == "deal"]
+    assert len(deals) >= 2
+    for line in deals:
+        record = line["record"]
+        assert all("think_ms" in action for action in record["actions"])
+        state = replay_record(record)
+        assert state.result().to_dict() == record["result"]
+    record_file = tmp_path / "deal.json"
+    record_file.write_text(json.dumps(deals[-1]["record"]))
+    scored = subprocess.run(
+        [sys.executable, "-m", "arena", "score", str(record_file), "--json"], capture_output=True, text=True
+    )
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["deltas"] == deals[-1]["record"]["result"]["deltas"]
+    assert played.exit_codes == [0] * cfg.variant.seats
+
+
+def test_faults_are_handled_recorded_and_other_matches_go_on(tmp_path: Path) -> None:
+    """Illegal answers, a timeout, a crash, a reconnect and an oversized message, at once."""
+    tight = TimeControl(per_decision_ms=800, bank_ms=0, increment_ms=0)
+    jobs = [
+        (config("grosstarock", time_control=tight), [bot("illegal-always"), bot("sleep:3"), bot("exit:5")]),
+        (config("danish", reconnect_grace_s=5.0), [bot("reconnect:4"), bot("oversize:6"), bot("illegal")]),
+        (config("german-1754"), [bot(), bot(), bot()]),
+    ]
+    faulty, flaky, clean = trio.run(play_matches, jobs, tmp_path)
+    for played in (faulty, flaky, clean):
+        assert played.runner.termination == "completed"
+        assert played.runner.replay_path is not None
+
+    lines = read_replay(faulty.runner.replay_path)  # type: ignore[arg-type]
+    kinds = faults_in(lines)
+    assert (0, "illegal") in kinds
+    assert (1, "timeout") in kinds
+    assert (2, "crash") in kinds
+    assert {seat for seat, _ in kinds} == {0, 1, 2}
+    assert faulty.exit_codes[2] == 3
+    timeouts = [
+        line for line in lines if line["type"] == "action" and line.get("fault", {}).get("kind") == "timeout"
+    ]
+    assert all(line["think_ms"] >= 800 for line in timeouts)
+
+    lines = read_replay(flaky.runner.replay_path)  # type: ignore[arg-type]
+    connections = [(line["seat"], line["event"]) for line in lines if line["type"] == "connection"]
+    assert (0, "disconnected") in connections and (0, "reconnected") in connections
+    assert (1, "disconnected") in connections and (1, "reconnected") in connections
+    assert [kind for seat, kind in faults_in(lines) if seat == 0] == []  # it came back in time
+    assert (1, "protocol") in faults_in(lines)  # the oversized message
+    assert flaky.exit_codes == [0, 0, 0]
+
+    assert faults_in(read_replay(clean.runner.replay_path)) == []  # type: ignore[arg-type]
+
+
+def test_a_bot_cannot_answer_for_another_request(tmp_path: Path) -> None:
+    """A reply tagged with another request id is ignored: a seat acts only for itself."""
+    tight = TimeControl(per_decision_ms=300, bank_ms=0, increment_ms=0)
+    cfg = config("grosstarock", time_control=tight)
+    [played] = trio.run(play_matches, [(cfg, [bot("foreign"), bot(), bot()])], tmp_path)
+    kinds = faults_in(read_replay(played.runner.replay_path))  # type: ignore[arg-type]
+    assert kinds and all(fault == (0, "timeout") for fault in kinds)
+
+
+def _stream_status(address: str, token: str) -> grpc.StatusCode | str:
+    """Open a bot stream with `token`; the first message's kind, or the error status."""
+    answered = threading.Event()
+
+    def outgoing() -> Iterator[pb.BotMessage]:
+        yield pb.BotMessage(hello=pb.Hello(bot_name="probe", protocol_version=1))
+        answered.wait(5)  # keep the sending side open: a half-closed stream is a disconnect
+
+    with grpc.insecure_channel(address) as channel:
+        stream = pb_grpc.BotServiceStub(channel).Play(
+            outgoing(), metadata=[("authorization", f"Bearer {token}")], timeout=5
+        )
+        try:
+            first = next(iter(stream))
+        except grpc.RpcError as error:
+            return error.code()  # type: ignore[no-any-return]
+        finally:
+            answered.set()
+        stream.cancel()
+        return first.WhichOneof("kind")  # type: ignore[no-any-return]
+
+
+def test_tokens_authenticate_one_seat_of_one_match(tmp_path: Path) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, "127.0.0.1", 0, tmp_path)
+            address = f"127.0.0.1:{port}"
+            first = hub.create_match(config("grosstarock"))
+            outcome = {
+                "wrong": await trio.to_thread.run_sync(_stream_status, address, "not-a-token"),
+                "none": await trio.to_thread.run_sync(_stream_status, address, ""),
+                "seat1": await trio.to_thread.run_sync(_stream_status, address, first.seats[1].token),
+            }
+            first.done.set()  # not run to the end: the test only needs its tokens
+            nursery.cancel_scope.cancel()
+            return outcome
+
+    outcome = trio.run(scenario)
+    assert outcome["wrong"] == grpc.StatusCode.UNAUTHENTICATED
+    assert outcome["none"] == grpc.StatusCode.UNAUTHENTICATED
+    assert outcome["seat1"] == "match_start"
+
+
+def _cards_in(value: Any) -> set[Card]:
+    found: set[Card] = set()
+    if isinstance(value, str):
+        for word in value.replace(":", " ").split():
+            with contextlib.suppress(CardError):
+                found.add(Card.parse(word))
+    elif isinstance(value, dict):
+        for item in value.values():
+            found |= _cards_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _cards_in(item)
+    return found
+
+
+def _messages(path: Path) -> Iterator[dict[str, Any]]:
+    for line in path.read_text().splitlines():
+        yield json.loads(line)
+
+
+@pytest.mark.parametrize(
+    ("variant", "options"), [("grosstarock", {}), ("danish", {}), ("german-1754", {"players": "4"})]
+)
+def test_no_message_holds_a_card_its_seat_may_not_know(
+    tmp_path: Path, variant: str, options: dict[str, str]
+) -> None:
+    cfg = config(variant, deals=2, seed=7, options=options)
+    seats = cfg.variant.seats
+    logs = [tmp_path / f"seat{seat}.jsonl" for seat in range(seats)]
+    [played] = trio.run(play_matches, [(cfg, [bot(f"record:{log}") for log in logs])], tmp_path / "replays")
+    lines = read_replay(played.runner.replay_path)  # type: ignore[arg-type]
+    hands: dict[int, list[set[Card]]] = {}
+    shown: dict[int, set[Card]] = {}
+    for line in lines:
+        if line["type"] == "deal":
+            record = line["record"]
+            start = DealState(cfg.variant, record["dealer"], [Card.parse(c) for c in record["deck"]])
+            hands[line["deal"]] = [set(h) for h in start.hands]
+            shown[line["deal"]] = {Card.parse(c) for c in replay_record(record).skat_public.get("shown", [])}  # type: ignore[union-attr]
+    checked = 0
+    for seat, log in enumerate(logs):
+        played_cards: dict[int, set[Card]] = {}
+        for message in _messages(log):
+            if "matchStart" in message or "matchEnd" in message:
+                continue
+            events = message.get("events", {}).get("events", []) + message.get("request", {}).get(
+                "events", []
+            )
+            for event in events:  # public events travel with the message; they come first
+                taken = event.get("actionTaken", {}).get("action", {})
+                if taken.get("type") == "play":
+                    played_cards.setdefault(int(event.get("deal", 0)), set()).add(Card.parse(taken["card"]))
+            deals = {int(e.get("deal", 0)) for e in events} | (
+                {int(message["request"].get("deal", 0))} if "request" in message else set()
+            )
+            allowed: set[Card] = set()
+            for deal in deals:
+                allowed |= hands[deal][seat] | played_cards.get(deal, set()) | shown[deal]
+            leaked = _cards_in(message) - allowed
+            assert not leaked, f"seat {seat} was sent {sorted(map(str, leaked))} in {message}"
+            checked += 1
+    assert checked > 30 * seats
