@@ -28,7 +28,7 @@ import grpc
 import trio
 
 from .engine import find_variant
-from .referee.runner import MatchConfig, TimeControl
+from .referee.runner import MatchConfig, MatchState, TimeControl
 from .server.app import serve
 from .v1 import arena_pb2 as pb
 from .v1 import arena_pb2_grpc as pb_grpc
@@ -218,7 +218,10 @@ async def _bench(matches: int, seconds: float, idle_bots: int, variant_name: str
             driver = await trio.lowlevel.open_process(
                 [sys.executable, "-m", "arena.bench_server", _write_spec(tmp, spec)], stdout=subprocess.PIPE
             )
-            await trio.sleep(1.0)  # connect and warm up
+            with trio.move_on_after(60):  # the driver starts, connects every bot, and play begins
+                while not all(r.state is MatchState.RUNNING for r in runners):
+                    await trio.sleep(0.05)
+            await trio.sleep(0.5)  # warm up
             before = sum(r.decisions for r in runners)
             started = trio.current_time()
             await trio.sleep(seconds)

@@ -475,8 +475,12 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_server(args: argparse.Namespace) -> int:
-    from arena.bench_server import bench_server
+    import logging
 
+    from arena.bench_server import bench_server
+    from arena.logs import configure
+
+    configure(logging.WARNING)  # the numbers are the output
     _find_variant(argparse.Namespace(variant=args.variant, option=[], parser=args.parser))
     measured = bench_server(args.matches, args.seconds, args.idle_bots, args.variant)
     if args.json:

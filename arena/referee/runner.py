@@ -39,7 +39,7 @@ log = structlog.get_logger()
 
 FAULT_KINDS = ("illegal", "timeout", "disconnect", "crash", "protocol")
 INBOX_SIZE = 16
-MAX_MESSAGES_PER_SECOND = 200
+MAX_UNSOLICITED_PER_SECOND = 100  # messages that answer no pending request
 MAX_BOT_MESSAGE_BYTES = 16 * 1024  # an answer is a few dozen bytes
 
 
@@ -198,21 +198,24 @@ class MatchRunner:
         seat = self.seats[seat_index]
         if link is not seat.link:
             return
-        now = time.monotonic()
-        if now - seat._window_start >= 1.0:
-            seat._window_start, seat._window_count = now, 0
-        seat._window_count += 1
-        if seat._window_count > MAX_MESSAGES_PER_SECOND:
-            self._protocol_fault(
-                seat, grpc.StatusCode.RESOURCE_EXHAUSTED, "more than 200 messages per second"
-            )
-            return
+        kind = message.WhichOneof("kind")
+        pending = seat.pending
+        if kind != "action" or pending is None or message.action.request_id != pending.request_id:
+            # Answers to the pending request are paced by the referee itself; anything else is
+            # unsolicited, and a flood of it ends the stream.
+            now = time.monotonic()
+            if now - seat._window_start >= 1.0:
+                seat._window_start, seat._window_count = now, 0
+            seat._window_count += 1
+            if seat._window_count > MAX_UNSOLICITED_PER_SECOND:
+                detail = f"more than {MAX_UNSOLICITED_PER_SECOND} unsolicited messages per second"
+                self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
+                return
         size = message.ByteSize()
         if size > MAX_BOT_MESSAGE_BYTES:
             detail = f"a message of {size} bytes (the limit is {MAX_BOT_MESSAGE_BYTES})"
             self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
             return
-        kind = message.WhichOneof("kind")
         if kind == "hello":
             if seat.hello:
                 self._protocol_fault(
