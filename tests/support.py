@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from arena.engine import CARDS, Action, Card, DealState, Variant, find_variant
+from arena.engine import CARDS, Action, Card, CardError, DealState, Variant, find_variant
 
 
 def deal_order(variant: Variant, dealer: int) -> tuple[int, int, int]:
@@ -61,3 +63,19 @@ def finish_randomly(state: DealState, seed: int = 0) -> DealState:
     while not state.is_terminal():
         state.apply(rng.choice(state.legal_actions()))
     return state
+
+
+def cards_in(value: Any) -> set[Card]:
+    """Every card code anywhere in a JSON-like value (strings are split into words)."""
+    found: set[Card] = set()
+    if isinstance(value, str):
+        for word in value.replace(":", " ").split():
+            with contextlib.suppress(CardError):
+                found.add(Card.parse(word))
+    elif isinstance(value, dict):
+        for item in value.values():
+            found |= cards_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= cards_in(item)
+    return found

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import pytest
+from support import act, deck_for_hands, legal, new_deal
 
 from arena.engine import (
     CARDS,
@@ -30,7 +31,6 @@ from arena.engine import (
     observation,
 )
 from arena.engine.scoring import score_deal
-from tests.support import act, deck_for_hands, legal, new_deal
 
 D, M, F = 0, 1, 2  # dealer 0: forehand = dealer's right = seat 2, then seat 1, then the dealer
 PRESETS = ["danish", "danish-pots"]

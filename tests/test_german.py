@@ -13,6 +13,7 @@ import random
 from collections.abc import Iterable
 
 import pytest
+from support import act, legal, new_deal
 
 from arena.engine import (
     CARDS,
@@ -23,7 +24,6 @@ from arena.engine import (
     find_variant,
     observation,
 )
-from tests.support import act, legal, new_deal
 
 NAME = "german-1754"
 EX = Card.parse("EX")

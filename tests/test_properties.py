@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import cards_in
 
 from arena.engine import (
     Card,
-    CardError,
     DealState,
     Match,
     deal_record,
@@ -102,22 +100,6 @@ def test_deck_depends_on_seed_and_deal_only() -> None:
     assert deck_for(7, 3) != deck_for(7, 4) != deck_for(8, 3)
 
 
-def _cards_in(value: Any) -> set[Card]:
-    """Every card code anywhere in a view (strings are split into words)."""
-    found: set[Card] = set()
-    if isinstance(value, str):
-        for word in value.split():
-            with contextlib.suppress(CardError):
-                found.add(Card.parse(word))
-    elif isinstance(value, dict):
-        for item in value.values():
-            found |= _cards_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            found |= _cards_in(item)
-    return found
-
-
 @pytest.mark.parametrize(("name", "options"), CONFIGS, ids=IDS)
 @settings(max_examples=8, deadline=None)
 @given(seed=seeds)
@@ -134,7 +116,7 @@ def test_views_hold_no_hidden_card(name: str, options: dict[str, str], seed: int
             allowed = set(state.hands[seat]) | played | shown
             if seat == state.dealer:
                 allowed |= set(state.skat)
-            leaked = _cards_in(view) - allowed
+            leaked = cards_in(view) - allowed
             assert not leaked, f"seat {seat} sees {sorted(map(str, leaked))}"
             assert sorted(view["hand"]) == sorted(str(c) for c in state.hands[seat])
             assert ("legal_actions" in view) == (seat == state.current_player)

@@ -7,11 +7,11 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from support import new_deal
 
 from arena.engine import Action, ActionError, DealState, deck_for, find_variant, observation
 from arena.protocol import action_from_message, action_message, legal_messages, view_message
 from arena.v1 import arena_pb2 as pb
-from tests.support import new_deal
 
 ACTIONS = [
     "play SK",

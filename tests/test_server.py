@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shlex
 import subprocess
@@ -15,8 +14,9 @@ from typing import Any
 import grpc
 import pytest
 import trio
+from support import cards_in
 
-from arena.engine import Card, CardError, DealState, find_variant, replay_record
+from arena.engine import Card, DealState, find_variant, replay_record
 from arena.play import play_matches
 from arena.referee.runner import MatchConfig, TimeControl
 from arena.server.app import serve
@@ -185,21 +185,6 @@ def test_tokens_authenticate_one_seat_of_one_match(tmp_path: Path) -> None:
     assert outcome["seat1"] == "match_start"
 
 
-def _cards_in(value: Any) -> set[Card]:
-    found: set[Card] = set()
-    if isinstance(value, str):
-        for word in value.replace(":", " ").split():
-            with contextlib.suppress(CardError):
-                found.add(Card.parse(word))
-    elif isinstance(value, dict):
-        for item in value.values():
-            found |= _cards_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            found |= _cards_in(item)
-    return found
-
-
 def _messages(path: Path) -> Iterator[dict[str, Any]]:
     for line in path.read_text().splitlines():
         yield json.loads(line)
@@ -243,7 +228,7 @@ def test_no_message_holds_a_card_its_seat_may_not_know(
             allowed: set[Card] = set()
             for deal in deals:
                 allowed |= hands[deal][seat] | played_cards.get(deal, set()) | shown[deal]
-            leaked = _cards_in(message) - allowed
+            leaked = cards_in(message) - allowed
             assert not leaked, f"seat {seat} was sent {sorted(map(str, leaked))} in {message}"
             checked += 1
     assert checked > 30 * seats
