@@ -7,6 +7,7 @@ wrong command line (argparse's usage message).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import random
@@ -163,7 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--fault-policy", choices=("substitute", "forfeit"), default="substitute")
     play.add_argument("--json", action="store_true", help="print the result as one JSON object")
     play.set_defaults(run=_cmd_play, parser=play)
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(commands, targets)
     return parser
+
+
+# Further commands live beside the code they drive; each module has
+# `register(commands, bench_targets)` adding its subparsers (with `run` and `parser` defaults).
+COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
