@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import random
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -435,7 +436,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from arena.server.app import serve
 
     configure()
-    trio.run(serve, args.host, args.port, args.replay_dir)
+
+    async def serve_until_signalled() -> None:
+        async with trio.open_nursery() as nursery:
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                nursery.start_soon(serve, args.host, args.port, args.replay_dir)
+                async for _ in signals:  # a graceful stop: running matches are aborted, logs kept
+                    nursery.cancel_scope.cancel()
+                    break
+
+    trio.run(serve_until_signalled)
     return 0
 
 

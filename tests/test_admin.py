@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -127,3 +128,25 @@ def test_forfeit_policy_ends_the_match_at_the_fault(tmp_path: Path) -> None:
     assert end["type"] == "match_end" and end["termination"] == "forfeit" and end["forfeited"] == 2
     assert not [line for line in lines if line["type"] == "deal"]  # the deal in progress is void
     assert end["scores"] == [0, 0, 0]
+
+
+def test_arena_serve_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--replay-dir", str(tmp_path)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        listening = json.loads(server.stderr.readline())  # JSON log lines when not on a terminal
+        assert listening["event"] == "server listening"
+        with grpc.insecure_channel(f"127.0.0.1:{listening['port']}") as channel:
+            status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+        assert status.status == health_pb2.HealthCheckResponse.SERVING
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=10) == 0
+    finally:
+        server.kill()
+        server.wait()
+        if server.stderr is not None:
+            server.stderr.close()
