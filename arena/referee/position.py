@@ -1,0 +1,620 @@
+"""Ask one bot about chosen positions over the real protocol.
+
+`PositionRunner` plays the server's side of a bot stream for ONE seat, but instead of a match
+it puts the bot into a list of given deal states, one `DecisionRequest` each, and records every
+answer as it came. It duck-types the part of `MatchRunner` that the gRPC servicer touches
+(`attach`, `deliver`, `detach`, `seats[i].token` and `.index`, `done`, `state`, `match_id`,
+`spectators`), so a running server authenticates its bot through `hub.tokens`; it is never put
+in `hub.matches` (ListMatches, GetReplay and Spectate do not know it).
+
+    variant = find_variant("danish")
+    runner = PositionRunner(variant, seat=1, positions=[state_a, Position(state_b, {Probe.DROP})],
+                            time_control=TimeControl(per_decision_ms=2_000, bank_ms=0))
+    results = trio.run(ask, "python my_bot.py", runner)        # a server, the bot process, the run
+    # or, on a server you already run:  with registered(hub, runner): ... await runner.run()
+
+Constructor: `PositionRunner(variant, seat, positions, time_control=None, *, max_invalid=3,
+reconnect_grace_s=10.0, start_timeout_s=30.0, seat_names=None)`.
+
+* `positions`: engine `DealState`s, or `Position(state, probes, request_id)` to add scripted
+  protocol checks or choose the request id. Every state must be of `variant` (same options) and
+  have `seat` to act; a `ValueError` says which one is not. States are never modified.
+* `time_control`: each position gets the full clock, `per_decision_ms + bank_ms` (the bank is
+  not carried from one position to the next); `None` means no clock: the request's
+  `time_limit_ms` and `bank_ms` are 0 and the runner waits as long as a bot is connected.
+
+The conversation: `MatchStart` (with `deals` = the number of positions) after the bot's `Hello`
+and after each reconnection; then, per position, a `DecisionRequest` whose `deal` is the
+position's index, whose events hold one `DealStarted` (positions are independent deals; the view
+holds everything else), with the view of `observation(state, seat)` and the legal actions. A reply
+is judged like the referee judges it: another request id is ignored (and recorded), an illegal
+action gets `ActionRejected` and may be corrected in time, `max_invalid` invalid answers end the
+position. At the end: `MatchEnd` (termination `completed`, zero scores), then the stream closes.
+
+Probes (`Probe`), per position:
+
+* `DROP`: the server sends the request, then breaks the stream (`UNAVAILABLE`); the bot must dial
+  again with its token and answer the request that is sent again after its `Hello`. Replies on
+  the broken stream are ignored.
+* `UNKNOWN_FIELDS`: first a `ServerMessage` of a kind the bot cannot know, then the request with
+  field numbers the bot cannot know at every level (`ServerMessage`, `DecisionRequest`, `View`,
+  `Trick`, each legal `Action`) and an `Event` of an unknown kind; the bot must ignore them.
+* `STRAY_REJECTION`: an `ActionRejected` for a request id that was never sent, before the request;
+  the bot must not take it for a rejection of anything it did.
+
+`run()` returns (and `results` holds) one `PositionResult` per position, in order: `outcome`
+(`answered`: a legal action with the right id; `illegal`: `max_invalid` invalid answers;
+`timeout`; `gone`: no bot connected and none within the grace period, or its process ended;
+`skipped`: not asked because the bot was gone), the accepted `action`, `think_ms`, every raw
+`Answer` (the action as sent, its request id, think time, whether it was legal, the rejection
+reason and rule), the number of `Hello`s during the position (`reconnects`) and the protocol
+faults. Protocol faults (an answer before `Hello`, a second `Hello`, an empty or unknown message,
+an oversized message, too many messages in flight) end the stream as the referee does.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import itertools
+import math
+import secrets
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import grpc
+import structlog
+import trio
+
+from .. import __version__
+from ..engine import Action, ActionError, DealState, IllegalActionError, Variant, observation
+from ..protocol import action_from_message, legal_messages, view_message
+from ..v1 import arena_pb2 as pb
+from .runner import INBOX_SIZE, MAX_BOT_MESSAGE_BYTES, Link, MatchState, TimeControl
+
+if TYPE_CHECKING:
+    from ..server.app import Hub
+
+__all__ = [
+    "Answer",
+    "Position",
+    "PositionResult",
+    "PositionRunner",
+    "Probe",
+    "ask",
+    "launch_bot",
+    "registered",
+]
+
+log = structlog.get_logger()
+
+# Field numbers no version of arena.proto uses, for the UNKNOWN_FIELDS probe.
+UNKNOWN_FIELD = 1999
+UNKNOWN_KIND = 2000
+
+
+class Probe(enum.Enum):
+    DROP = "drop"
+    UNKNOWN_FIELDS = "unknown_fields"
+    STRAY_REJECTION = "stray_rejection"
+
+
+@dataclass(frozen=True)
+class Position:
+    """A deal state to ask about, with optional probes and a chosen request id."""
+
+    state: DealState
+    probes: frozenset[Probe] = frozenset()
+    request_id: int | None = None  # None: the runner's next id
+
+    def __init__(
+        self, state: DealState, probes: Collection[Probe] = (), request_id: int | None = None
+    ) -> None:
+        object.__setattr__(self, "state", state)
+        object.__setattr__(self, "probes", frozenset(probes))
+        object.__setattr__(self, "request_id", request_id)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One ActionReply received while a position was pending, as the bot sent it."""
+
+    request_id: int
+    action: pb.Action
+    think_ms: int  # from the first sending of the request
+    matched: bool  # tagged with the pending request's id
+    legal: bool
+    reason: str = ""  # why it is illegal or malformed
+    rule: str = ""
+
+
+@dataclass
+class PositionResult:
+    index: int
+    request_id: int
+    outcome: str = "skipped"  # answered, illegal, timeout, gone, skipped
+    action: Action | None = None  # the accepted action
+    think_ms: int = 0
+    answers: list[Answer] = field(default_factory=list)
+    reconnects: int = 0  # Hellos received while the position was pending
+    faults: list[str] = field(default_factory=list)  # protocol faults while it was pending
+    detail: str = ""  # why it was not answered
+
+    @property
+    def wrong_ids(self) -> list[int]:
+        return [a.request_id for a in self.answers if not a.matched]
+
+
+@dataclass
+class BotSeat:
+    index: int
+    token: str
+    link: Link | None = None
+    hello: bool = False
+    bot_name: str = ""
+    crashed: str = ""  # why the bot is known to be gone for good
+    disconnected_at: float | None = None  # trio time; None while connected or before the first Hello
+
+
+@dataclass(frozen=True)
+class _Reply:
+    request_id: int
+    action: pb.Action
+
+
+@dataclass(frozen=True)
+class _LinkChange:
+    connected: bool
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _unknown(number: int, payload: bytes) -> bytes:
+    """A length-delimited field `number` holding `payload`, as a later version might send."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _unknown_kind_message() -> pb.ServerMessage:
+    message = pb.ServerMessage()
+    message.MergeFromString(_unknown(UNKNOWN_KIND, _unknown(1, b"a message kind from the future")))
+    return message
+
+
+def _with_unknown_fields(message: pb.ServerMessage, deal: int) -> pb.ServerMessage:
+    out = pb.ServerMessage()
+    out.CopyFrom(message)
+    extra = _unknown(UNKNOWN_FIELD, b"future")
+    request = out.request
+    for part in (out, request, request.view, request.view.trick, *request.legal_actions):
+        part.MergeFromString(extra)
+    future_event = request.events.add(deal=deal)
+    future_event.MergeFromString(_unknown(UNKNOWN_KIND, _unknown(1, b"an event kind from the future")))
+    return out
+
+
+def _judge(state: DealState, legal: Sequence[Action], message: pb.Action) -> tuple[Action | None, str, str]:
+    """(the action if legal, else None; the reason; the rule), as the referee judges an answer."""
+    try:
+        action = action_from_message(message)
+        if action in legal:
+            return action, "", ""
+        # On a copy, so that the caller's state is never touched; the variant is shared, immutable data.
+        copy.deepcopy(state, {id(state.variant): state.variant}).apply(action)  # raises, naming the rule
+    except IllegalActionError as exc:
+        return None, str(exc), exc.rule
+    except ActionError as exc:
+        return None, str(exc), "protocol"
+    raise AssertionError(f"{action} is not in the legal list but the engine accepts it")
+
+
+class PositionRunner:
+    """One bot seat asked about given positions; see the module's docstring."""
+
+    def __init__(
+        self,
+        variant: Variant,
+        seat: int,
+        positions: Sequence[DealState | Position],
+        time_control: TimeControl | None = None,
+        *,
+        max_invalid: int = 3,
+        reconnect_grace_s: float = 10.0,
+        start_timeout_s: float = 30.0,
+        seat_names: Sequence[str] | None = None,
+    ) -> None:
+        if not 0 <= seat < variant.seats:
+            raise ValueError(f"seat {seat} is not a seat of {variant.name} (0…{variant.seats - 1})")
+        if max_invalid < 1:
+            raise ValueError("max_invalid is at least 1")
+        self.positions = [p if isinstance(p, Position) else Position(p) for p in positions]
+        if not self.positions:
+            raise ValueError("no position to ask about")
+        ids: set[int] = set()
+        for index, position in enumerate(self.positions):
+            state = position.state
+            if not isinstance(state, DealState):
+                raise ValueError(f"position {index}: not a DealState: {type(state).__name__}")
+            if state.variant.name != variant.name or dict(state.variant.options) != dict(variant.options):
+                raise ValueError(
+                    f"position {index}: a {state.variant.name} {dict(state.variant.options)} deal, "
+                    f"not {variant.name} {dict(variant.options)}"
+                )
+            if state.current_player != seat:
+                to_act = (
+                    "nobody (the deal is over)" if state.is_terminal() else f"seat {state.current_player}"
+                )
+                raise ValueError(f"position {index}: {to_act} is to act, not seat {seat}")
+            if position.request_id is not None:
+                if not 0 < position.request_id < 2**64:
+                    raise ValueError(
+                        f"position {index}: request id {position.request_id} is not a uint64 > 0"
+                    )
+                if position.request_id in ids:
+                    raise ValueError(f"position {index}: request id {position.request_id} is used twice")
+                ids.add(position.request_id)
+        names = list(seat_names) if seat_names is not None else [f"seat{i}" for i in range(variant.seats)]
+        if len(names) != variant.seats:
+            raise ValueError(f"{variant.name} has {variant.seats} seats, got {len(names)} names")
+        self.variant = variant
+        self.seat = seat
+        self.time_control = time_control
+        self.max_invalid = max_invalid
+        self.reconnect_grace_s = reconnect_grace_s
+        self.start_timeout_s = start_timeout_s
+        self.seat_names = names
+        self.match_id = secrets.token_hex(8)
+        self.token = secrets.token_urlsafe(24)
+        self.seats = [BotSeat(seat, self.token)]  # the one seat a bot plays, for token registration
+        self.state = MatchState.WAITING
+        self.done = trio.Event()
+        self.spectators: list[Link] = []
+        self.results: list[PositionResult] = []
+        self.faults: list[str] = []
+        self._ids = (n for n in itertools.count(1) if n not in ids)
+        self._pending: pb.ServerMessage | None = None
+        self._current: PositionResult | None = None
+        self._connected_once = trio.Event()
+        self._inbox_send, self._inbox = trio.open_memory_channel[_Reply | _LinkChange](INBOX_SIZE)
+        self.log = log.bind(match_id=self.match_id, seat=seat, positions=len(self.positions))
+
+    @property
+    def bot(self) -> BotSeat:
+        return self.seats[0]
+
+    # ------------------------------------------------------------------ links (trio thread)
+
+    def attach(self, seat_index: int, link: Link) -> None:
+        bot = self.bot
+        if self.state in (MatchState.FINISHED, MatchState.ABORTED):
+            link.close(grpc.StatusCode.FAILED_PRECONDITION, f"match {self.match_id} is over")
+            return
+        old = bot.link
+        if old is not None and old.open:
+            old.close(grpc.StatusCode.ABORTED, "replaced by a new connection with the same token")
+        bot.link = link
+        bot.hello = False
+
+    def deliver(self, seat_index: int, link: Link, message: pb.BotMessage) -> None:
+        bot = self.bot
+        if link is not bot.link or self.state in (MatchState.FINISHED, MatchState.ABORTED):
+            return
+        size = message.ByteSize()
+        if size > MAX_BOT_MESSAGE_BYTES:
+            self._protocol_fault(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"a message of {size} bytes (the limit is {MAX_BOT_MESSAGE_BYTES})",
+            )
+            return
+        kind = message.WhichOneof("kind")
+        if kind == "hello":
+            if bot.hello:
+                self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "a second Hello on the same stream")
+                return
+            bot.hello = True
+            bot.bot_name = message.hello.bot_name
+            bot.disconnected_at = None
+            link.send(pb.ServerMessage(match_start=self._match_start()))
+            if self._pending is not None:
+                link.send(self._pending)
+            self._push(_LinkChange(True))
+            self._connected_once.set()
+        elif kind == "action":
+            if not bot.hello:
+                self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "an ActionReply before Hello")
+                return
+            self._push(_Reply(message.action.request_id, message.action.action))
+        else:
+            self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "an empty or unknown BotMessage")
+
+    def detach(self, seat_index: int, link: Link) -> None:
+        link.open = False
+        if link is self.bot.link:
+            self._lose_link()
+
+    def mark_crashed(self, seat_index: int, detail: str) -> None:
+        """The bot's process ended: stop waiting for it."""
+        self.bot.crashed = detail
+        self._push(_LinkChange(False))
+        self._connected_once.set()
+
+    def _lose_link(self) -> None:
+        bot = self.bot
+        bot.link = None
+        bot.hello = False
+        bot.disconnected_at = trio.current_time()
+        self._push(_LinkChange(False))
+
+    def _push(self, item: _Reply | _LinkChange) -> None:
+        try:
+            self._inbox_send.send_nowait(item)
+        except trio.WouldBlock:
+            if isinstance(item, _Reply):
+                self._protocol_fault(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many messages in flight")
+
+    def _protocol_fault(self, code: grpc.StatusCode, detail: str) -> None:
+        self.faults.append(detail)
+        if self._current is not None:
+            self._current.faults.append(detail)
+        self.log.warning("protocol fault", detail=detail)
+        link = self.bot.link
+        if link is not None:
+            link.close(code, detail)
+            self._lose_link()
+
+    def _send(self, message: pb.ServerMessage) -> None:
+        bot = self.bot
+        if bot.link is not None and bot.hello:
+            bot.link.send(message)
+
+    # ------------------------------------------------------------------ the run
+
+    def _match_start(self) -> pb.MatchStart:
+        start = pb.MatchStart(
+            match_id=self.match_id,
+            variant=self.variant.name,
+            options=dict(self.variant.options),
+            seat=self.seat,
+            seat_names=self.seat_names,
+            deals=len(self.positions),
+            server_version=__version__,
+        )
+        if self.time_control is not None:
+            start.time_control.CopyFrom(self.time_control.message())
+        return start
+
+    def _gone(self) -> str:
+        """Why no bot can answer now ("" while one is connected or may still come back)."""
+        bot = self.bot
+        if bot.link is not None:
+            return ""
+        if bot.crashed:
+            return bot.crashed
+        if (
+            bot.disconnected_at is not None
+            and trio.current_time() - bot.disconnected_at >= self.reconnect_grace_s
+        ):
+            return f"no bot connected for {self.reconnect_grace_s:g} s"
+        return ""
+
+    async def run(self) -> list[PositionResult]:
+        """Ask about every position in turn; return the results (also in `results`)."""
+        try:
+            with trio.move_on_after(self.start_timeout_s):
+                await self._connected_once.wait()
+            bot = self.bot
+            if not bot.hello and bot.disconnected_at is None and not bot.crashed:
+                bot.crashed = f"no bot said Hello within {self.start_timeout_s:g} s"
+            self.state = MatchState.RUNNING
+            for index, position in enumerate(self.positions):
+                gone = self._gone()
+                if gone:
+                    request_id = position.request_id or next(self._ids)
+                    self.results.append(PositionResult(index, request_id, "skipped", detail=gone))
+                    continue
+                self.results.append(await self._ask(index, position))
+            self.state = MatchState.FINISHED
+            end = pb.MatchEnd(scores=[0] * self.variant.seats, termination="completed")
+            self._send(pb.ServerMessage(match_end=end))
+            if self.bot.link is not None:
+                self.bot.link.close()
+        except BaseException:
+            self.state = MatchState.ABORTED
+            if self.bot.link is not None:
+                self.bot.link.close(grpc.StatusCode.ABORTED, "the run was aborted")
+            raise
+        finally:
+            self.done.set()
+        return self.results
+
+    def _request(self, index: int, position: Position, request_id: int) -> pb.ServerMessage:
+        state = position.state
+        tc = self.time_control
+        limit, bank = (tc.per_decision_ms + tc.bank_ms, tc.bank_ms) if tc is not None else (0, 0)
+        started = pb.Event(
+            deal=index, deal_started=pb.DealStarted(dealer=state.dealer, pots=dict(state.pots_start))
+        )
+        return pb.ServerMessage(
+            request=pb.DecisionRequest(
+                request_id=request_id,
+                deal=index,
+                view=view_message(observation(state, self.seat)),
+                legal_actions=legal_messages(state.legal_actions()),
+                time_limit_ms=limit,
+                bank_ms=bank,
+                events=[started],
+            )
+        )
+
+    async def _ask(self, index: int, position: Position) -> PositionResult:
+        state = position.state
+        legal = state.legal_actions()
+        request_id = position.request_id or next(self._ids)
+        result = self._current = PositionResult(index, request_id)
+        message = self._request(index, position, request_id)
+        if Probe.UNKNOWN_FIELDS in position.probes:
+            message = _with_unknown_fields(message, index)
+            self._send(_unknown_kind_message())
+        if Probe.STRAY_REJECTION in position.probes:
+            stray = next(self._ids)  # an id the runner never uses for a request
+            rejected = pb.ActionRejected(
+                request_id=stray, reason=f"request {stray} was never sent", rule="probe", time_left_ms=0
+            )
+            self._send(pb.ServerMessage(rejected=rejected))
+        while self._inbox.statistics().current_buffer_used:  # nothing from before this request counts
+            self._inbox.receive_nowait()
+        self._pending = message
+        tc = self.time_control
+        start = trio.current_time()
+        deadline = start + (tc.per_decision_ms + tc.bank_ms) / 1000 if tc is not None else math.inf
+        self._send(message)
+        if Probe.DROP in position.probes and self.bot.link is not None:
+            self.bot.link.close(grpc.StatusCode.UNAVAILABLE, "the stream was dropped on purpose: dial again")
+            self._lose_link()
+        invalid = 0
+        try:
+            while True:
+                now = trio.current_time()
+                wait_until = deadline
+                if self.bot.link is None:
+                    gone = self._gone()
+                    if gone:
+                        result.outcome, result.detail = "gone", gone
+                        break
+                    if self.bot.disconnected_at is not None:
+                        wait_until = min(deadline, self.bot.disconnected_at + self.reconnect_grace_s)
+                item: _Reply | _LinkChange | None = None
+                with trio.move_on_after(max(0.0, wait_until - now)):
+                    item = await self._inbox.receive()
+                if item is None:
+                    if trio.current_time() >= deadline:
+                        limit = int((deadline - start) * 1000)
+                        result.outcome, result.detail = "timeout", f"no legal answer within {limit} ms"
+                        break
+                    continue
+                if isinstance(item, _LinkChange):
+                    result.reconnects += item.connected
+                    continue
+                think_ms = int((trio.current_time() - start) * 1000)
+                matched = item.request_id == request_id
+                candidate, reason, rule = _judge(state, legal, item.action)
+                result.answers.append(
+                    Answer(
+                        item.request_id, item.action, think_ms, matched, candidate is not None, reason, rule
+                    )
+                )
+                if not matched:
+                    continue  # a stale or foreign id is ignored, as the referee ignores it
+                if candidate is not None:
+                    result.outcome, result.action, result.think_ms = "answered", candidate, think_ms
+                    break
+                invalid += 1
+                time_left = 0 if tc is None else max(0, int((deadline - trio.current_time()) * 1000))
+                self._send(
+                    pb.ServerMessage(
+                        rejected=pb.ActionRejected(
+                            request_id=request_id, reason=reason, rule=rule, time_left_ms=time_left
+                        )
+                    )
+                )
+                if invalid >= self.max_invalid:
+                    result.outcome = "illegal"
+                    result.detail = f"{invalid} invalid answers, the last: {reason}"
+                    break
+        finally:
+            self._pending = None
+            self._current = None
+        if result.outcome != "answered":
+            result.think_ms = int((trio.current_time() - start) * 1000)
+        return result
+
+
+# ---------------------------------------------------------------------- a server and a bot process
+
+
+@contextmanager
+def registered(hub: Hub, runner: PositionRunner) -> Iterator[PositionRunner]:
+    """Let `hub`'s servicer authenticate the runner's bot by its token, for the `with` block."""
+    for seat in runner.seats:
+        hub.tokens[seat.token] = (runner, seat.index)  # type: ignore[assignment]
+    try:
+        yield runner
+    finally:
+        for seat in runner.seats:
+            hub.tokens.pop(seat.token, None)
+
+
+async def launch_bot(
+    runner: PositionRunner,
+    command: str,
+    address: str,
+    log_path: Path | None = None,
+) -> int | None:
+    """Run the bot command for the runner's seat (with ARENA_ADDRESS and ARENA_TOKEN) until it exits.
+
+    Its output goes to `log_path` (else nowhere). When the process ends before the runner is done,
+    the runner is told (`mark_crashed`). Cancelled, it terminates the process. Returns the exit
+    status."""
+    from ..play import bot_environment
+
+    env = bot_environment(address, runner.token, runner.seat)
+    sink: Any = log_path.open("ab") if log_path is not None else subprocess.DEVNULL
+    try:
+        process = await trio.lowlevel.open_process(
+            shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
+        )
+        try:
+            code = await process.wait()
+            if not runner.done.is_set():
+                runner.mark_crashed(runner.seat, f"the bot process exited with status {code}")
+            return code
+        finally:
+            if process.returncode is None:
+                process.terminate()
+                with trio.move_on_after(2), trio.CancelScope(shield=True):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+    finally:
+        if log_path is not None:
+            sink.close()
+
+
+async def ask(
+    command: str, runner: PositionRunner, *, host: str = "127.0.0.1", log_path: Path | None = None
+) -> list[PositionResult]:
+    """Start a server on a free port, launch the bot `command`, run `runner`; return its results.
+
+    The bot gets three seconds after `MatchEnd` to exit by itself before it is terminated."""
+    from ..server.app import serve
+
+    with tempfile.TemporaryDirectory(prefix="arena-positions-") as scratch:
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, host, 0, Path(scratch))
+            exited = trio.Event()
+
+            async def bot() -> None:
+                try:
+                    await launch_bot(runner, command, f"{host}:{port}", log_path)
+                finally:
+                    exited.set()
+
+            with registered(hub, runner):
+                nursery.start_soon(bot)
+                await runner.run()
+            with trio.move_on_after(3):
+                await exited.wait()
+            nursery.cancel_scope.cancel()
+    return runner.results
