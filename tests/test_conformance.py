@@ -6,8 +6,12 @@ driven step by step from a thread.
 
 from __future__ import annotations
 
+import json
 import queue
 import random
+import shlex
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,9 +20,10 @@ from typing import Any
 import grpc
 import pytest
 import trio
-from test_server import bot
+from test_server import ROOT, bot
 
-from arena.engine import DealState, Match, find_variant
+from arena.conformance import build_cases
+from arena.engine import VARIANT_NAMES, DealState, Match, find_variant
 from arena.play import EXAMPLE_BOTS
 from arena.referee.position import Position, PositionRunner, Probe, ask, registered
 from arena.referee.runner import TimeControl
@@ -179,6 +184,7 @@ def test_answers_are_recorded_raw_and_judged_like_the_referee(tmp_path: Path) ->
             for part in (message, request, request.view, request.view.trick, request.legal_actions[0])
         ]
         seen["event_kinds"] = [e.WhichOneof("kind") for e in request.events]
+        client.answer(seen["ids"][0], request.legal_actions[0])  # late, as if for the first request
         client.answer(request.request_id, request.legal_actions[0])
         # 2: the stream breaks after the request; dial again and answer the resent request
         request = client.next_kind("request").request
@@ -215,6 +221,9 @@ def test_answers_are_recorded_raw_and_judged_like_the_referee(tmp_path: Path) ->
         p for p in (first.answers[2].action.type, first.answers[2].action.card) if p
     )
 
+    late = results[1].answers[0]
+    assert (late.request_id, late.matched, late.stale) == (results[0].request_id, False, True)
+    assert results[1].wrong_ids == [] and len(results[1].answers) == 2
     assert seen["unknown_kind"] is None
     assert seen["unknown_fields"] == [True] * 5
     assert seen["event_kinds"] == ["deal_started", None]
@@ -305,3 +314,197 @@ def test_positions_are_checked_when_the_runner_is_made() -> None:
         finished.apply(finished.legal_actions()[0])
     with pytest.raises(ValueError, match=r"nobody \(the deal is over\) is to act"):
         PositionRunner(variant, 1, [finished])
+
+
+# --------------------------------------------------------------------------- the kit's cases
+
+CASES = {name: build_cases(name) for name in VARIANT_NAMES}
+
+
+def _led(state: DealState) -> str | None:
+    return (
+        "SHDC"[state.led]
+        if state.phase == "play" and state.trick and state.led is not None and state.led < 4
+        else None
+    )
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_every_case_is_an_engine_state_with_its_seat_to_act(variant: str) -> None:
+    cases = CASES[variant]
+    names = [c.name for c in cases]
+    assert len(names) == len(set(names))
+    for case in cases:
+        state = case.state
+        assert not state.is_terminal() and state.current_player == case.seat
+        assert state.variant.name == variant and dict(state.variant.options) == {
+            **dict(find_variant(variant).options),
+            **case.options,
+        }
+    assert {"reconnect", "unknown-fields", "stray-rejection", "request-id-2^63+1"} <= set(names)
+    by_name = {c.name: c for c in cases}
+    assert by_name["request-id-2^63+1"].position.request_id == 2**63 + 1
+    assert by_name["reconnect"].position.probes == {Probe.DROP}
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_the_cases_cover_every_decision_kind_random_play_meets(variant: str) -> None:
+    v = find_variant(variant)
+    met: set[tuple[str, str]] = set()
+    rng = random.Random(11)
+    for deal in range(40):
+        state = Match(v, seed=deal, deals=1).start_deal()
+        while not state.is_terminal():
+            met |= {(state.phase, a.type) for a in state.legal_actions()}
+            state.apply(rng.choice(state.legal_actions()))
+    covered = {(c.state.phase, a.type) for c in CASES[variant] for a in c.state.legal_actions()}
+    assert met <= covered, f"decision kinds without a case: {sorted(met - covered)}"
+
+
+def test_the_edge_cases_are_what_they_claim() -> None:
+    def case(variant: str, name: str) -> DealState:
+        return next(c.state for c in CASES[variant] if c.name == name)
+
+    for variant in VARIANT_NAMES:
+        state = case(variant, "must-follow")
+        led = _led(state)
+        hand = [str(c) for c in state.hands[state.current_player]]  # type: ignore[index]
+        legal = [str(a.card) for a in state.legal_actions()]
+        assert led and all(c[0] == led or c == "EX" for c in legal) and set(hand) - set(legal)
+        state = case(variant, "must-trump")
+        hand = [str(c) for c in state.hands[state.current_player]]  # type: ignore[index]
+        assert not any(c[0] == _led(state) for c in hand)
+        assert all(str(a.card)[0] == "T" or str(a.card) == "EX" for a in state.legal_actions())
+        assert case(variant, "last-trick").trick_no == state.variant.trick_count
+    for variant in ("danish", "danish-pots"):
+        assert all(a.suit for a in case(variant, "fool-redesignate").legal_actions())
+        assert str(case(variant, "fool-redesignate").trick[0][1]) == "EX"
+    assert [str(a) for a in case("german-1754", "fool-by-23").legal_actions()] == ["play EX"]
+    assert case("german-1754", "fool-by-23").trick_no == 23
+    assert "play EX" not in {str(a) for a in case("german-1754", "fool-not-led").legal_actions()}
+    assert "EX" in {
+        str(c)
+        for c in case("german-1754", "fool-not-led").hands[case("german-1754", "fool-not-led").current_player]
+    }  # type: ignore[index]
+    assert {str(a) for a in case("danish", "redeal-claim").legal_actions()} == {"redeal", "pass"}
+    assert {str(a) for a in case("danish", "demand").legal_actions()} == {"demand", "pass"}
+    fallback = {str(a) for a in case("grosstarock", "discard-fallback").legal_actions()}
+    assert "discard T10" in fallback and "discard SK" not in fallback
+    assert case("german-1754", "four-seats").sitting_out is not None
+
+
+# --------------------------------------------------------------------------- the kit against bots
+
+BROKEN = ROOT / "tests" / "bots" / "broken_bot.py"
+
+
+def broken(flaw: str) -> str:
+    return f"env BROKEN={shlex.quote(flaw)} {shlex.quote(sys.executable)} {shlex.quote(str(BROKEN))}"
+
+
+def conformance(bot_command: str, *args: str) -> tuple[int, dict[str, Any]]:
+    """`arena conformance --json` in its own process: the exit status and the report."""
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "conformance", "--bot", bot_command, "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def failed(report: dict[str, Any]) -> dict[tuple[str, str], str]:
+    return {(c["variant"], c["case"]): c["detail"] for c in report["cases"] if not c["passed"]}
+
+
+@pytest.mark.parametrize("example", ["random", "heuristic"])
+def test_the_python_example_bots_pass_every_case(example: str) -> None:
+    status, report = conformance(EXAMPLE_BOTS[example])
+    assert failed(report) == {}
+    assert status == 0
+    assert {c["variant"] for c in report["cases"]} == set(VARIANT_NAMES)
+    assert report["passed"] == sum(len(CASES[v]) for v in VARIANT_NAMES) and report["log_dir"] is None
+
+
+def test_a_bot_that_does_not_follow_suit_fails_exactly_where_it_must_follow() -> None:
+    status, report = conformance(broken("ignore-follow"))
+    expected = set()
+    for variant, cases in CASES.items():
+        for case in cases:
+            state = case.state
+            led = _led(state)
+            hand = [str(c) for c in state.hands[case.seat]]
+            if led and any(c[0] == led for c in hand) and any(c[0] != led and c != "EX" for c in hand):
+                expected.add((variant, case.name))
+    assert {(v, "must-follow") for v in VARIANT_NAMES} <= expected
+    assert set(failed(report)) == expected
+    assert all(detail.startswith("illegal answer 'play ") for detail in failed(report).values())
+    assert status == 1 and report["log_dir"]
+
+
+@pytest.mark.parametrize(
+    ("flaw", "variants", "case", "detail"),
+    [
+        (
+            "double-ids",
+            ["grosstarock", "danish"],
+            "request-id-2^63+1",
+            "answered with request id 9223372036854775808; the request's id is 9223372036854775809",
+        ),
+        ("no-reconnect", ["german-1754"], "reconnect", "did not come back after the stream broke"),
+        ("crash-on-unknown", ["danish-pots"], "unknown-fields", "the bot was gone"),
+        ("slow:redeal", ["danish"], "redeal-", "no legal answer within 1000 ms"),
+    ],
+)
+def test_a_broken_bot_fails_the_cases_of_its_flaw_and_only_those(
+    flaw: str, variants: list[str], case: str, detail: str
+) -> None:
+    args = [a for v in variants for a in ("--variant", v)]
+    status, report = conformance(broken(flaw), *args, "--per-decision-ms", "1000")
+    expected = {(v, c.name) for v in variants for c in CASES[v] if c.name.startswith(case)}
+    assert expected and set(failed(report)) == expected
+    assert all(text.startswith(detail) for text in failed(report).values())
+    assert {c["variant"] for c in report["cases"]} == set(variants)
+    assert status == 1
+
+
+def test_a_bot_that_cannot_start_fails_every_case_at_once(tmp_path: Path) -> None:
+    status, report = conformance(
+        "/no/such/bot --flag", "--variant", "grosstarock", "--log-dir", str(tmp_path)
+    )
+    assert status == 1
+    details = set(failed(report).values())
+    assert len(failed(report)) == len(CASES["grosstarock"]) and len(details) == 1
+    assert "cannot start the bot '/no/such/bot --flag'" in details.pop()
+
+
+def test_the_table_and_the_command_line() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "conformance",
+            "--bot",
+            EXAMPLE_BOTS["random"],
+            "--variant",
+            "danish",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"arena conformance: {EXAMPLE_BOTS['random']}"
+    assert lines[1].split() == ["variant", "case", "seat", "result", "detail"]
+    assert len(lines) == 2 + len(CASES["danish"]) + 1
+    assert all(line.split()[3] == "pass" for line in lines[2:-1])
+    assert lines[-1] == f"{len(CASES['danish'])} cases: {len(CASES['danish'])} passed, 0 failed"
+    for bad in (["--variant", "skat"], ["--per-decision-ms", "0"], ["--bot", " "]):
+        args = ["--bot", "true", *bad] if bad[0] != "--bot" else bad
+        wrong = subprocess.run(
+            [sys.executable, "-m", "arena", "conformance", *args], capture_output=True, text=True
+        )
+        assert wrong.returncode == 2 and "arena conformance: error:" in wrong.stderr

@@ -47,9 +47,11 @@ Probes (`Probe`), per position:
 `timeout`; `gone`: no bot connected and none within the grace period, or its process ended;
 `skipped`: not asked because the bot was gone), the accepted `action`, `think_ms`, every raw
 `Answer` (the action as sent, its request id, think time, whether it was legal, the rejection
-reason and rule), the number of `Hello`s during the position (`reconnects`) and the protocol
-faults. Protocol faults (an answer before `Hello`, a second `Hello`, an empty or unknown message,
-an oversized message, too many messages in flight) end the stream as the referee does.
+reason and rule, whether its id is that of an earlier request: a late answer), the number of
+`Hello`s during the position (`reconnects`) and the protocol faults. `wrong_ids` lists the ids
+of answers that match no request sent. Protocol faults (an answer before `Hello`, a second
+`Hello`, an empty or unknown message, an oversized message, too many messages in flight) end
+the stream as the referee does.
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ class Answer:
     legal: bool
     reason: str = ""  # why it is illegal or malformed
     rule: str = ""
+    stale: bool = False  # tagged with the id of an earlier request of this runner (a late answer)
 
 
 @dataclass
@@ -148,7 +151,8 @@ class PositionResult:
 
     @property
     def wrong_ids(self) -> list[int]:
-        return [a.request_id for a in self.answers if not a.matched]
+        """Ids of answers that match no request sent (late answers to earlier requests excluded)."""
+        return [a.request_id for a in self.answers if not a.matched and not a.stale]
 
 
 @dataclass
@@ -209,14 +213,18 @@ def _judge(state: DealState, legal: Sequence[Action], message: pb.Action) -> tup
     """(the action if legal, else None; the reason; the rule), as the referee judges an answer."""
     try:
         action = action_from_message(message)
-        if action in legal:
-            return action, "", ""
+    except ActionError as exc:
+        return None, str(exc), "protocol"
+    if action in legal:
+        return action, "", ""
+    try:
         # On a copy, so that the caller's state is never touched; the variant is shared, immutable data.
         copy.deepcopy(state, {id(state.variant): state.variant}).apply(action)  # raises, naming the rule
     except IllegalActionError as exc:
         return None, str(exc), exc.rule
-    except ActionError as exc:
-        return None, str(exc), "protocol"
+    except Exception:  # the explanation failed; the answer is illegal all the same
+        log.exception("no explanation for an illegal action", action=str(action))
+        return None, f"{action} is not one of the legal actions", ""
     raise AssertionError(f"{action} is not in the legal list but the engine accepts it")
 
 
@@ -284,6 +292,7 @@ class PositionRunner:
         self.results: list[PositionResult] = []
         self.faults: list[str] = []
         self._ids = (n for n in itertools.count(1) if n not in ids)
+        self._sent: set[int] = set()  # ids of the requests asked so far
         self._pending: pb.ServerMessage | None = None
         self._current: PositionResult | None = None
         self._connected_once = trio.Event()
@@ -476,6 +485,7 @@ class PositionRunner:
         while self._inbox.statistics().current_buffer_used:  # nothing from before this request counts
             self._inbox.receive_nowait()
         self._pending = message
+        self._sent.add(request_id)
         tc = self.time_control
         start = trio.current_time()
         deadline = start + (tc.per_decision_ms + tc.bank_ms) / 1000 if tc is not None else math.inf
@@ -512,7 +522,14 @@ class PositionRunner:
                 candidate, reason, rule = _judge(state, legal, item.action)
                 result.answers.append(
                     Answer(
-                        item.request_id, item.action, think_ms, matched, candidate is not None, reason, rule
+                        item.request_id,
+                        item.action,
+                        think_ms,
+                        matched,
+                        candidate is not None,
+                        reason,
+                        rule,
+                        stale=not matched and item.request_id in self._sent,
                     )
                 )
                 if not matched:
@@ -565,16 +582,20 @@ async def launch_bot(
     """Run the bot command for the runner's seat (with ARENA_ADDRESS and ARENA_TOKEN) until it exits.
 
     Its output goes to `log_path` (else nowhere). When the process ends before the runner is done,
-    the runner is told (`mark_crashed`). Cancelled, it terminates the process. Returns the exit
-    status."""
+    or cannot be started, the runner is told (`mark_crashed`). Cancelled, it terminates the
+    process. Returns the exit status (None when it could not start)."""
     from ..play import bot_environment
 
     env = bot_environment(address, runner.token, runner.seat)
     sink: Any = log_path.open("ab") if log_path is not None else subprocess.DEVNULL
     try:
-        process = await trio.lowlevel.open_process(
-            shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
-        )
+        try:
+            process = await trio.lowlevel.open_process(
+                shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
+            )
+        except (OSError, ValueError) as exc:  # no such program, or an empty or unbalanced command
+            runner.mark_crashed(runner.seat, f"cannot start the bot {command!r}: {exc}")
+            return None
         try:
             code = await process.wait()
             if not runner.done.is_set():
