@@ -1,0 +1,275 @@
+"""`arena ladder ab A B --against X Y …`: is A stronger than B?
+
+A and B take turns in the same place at the same table: for each deal set and each seat
+arrangement of (candidate, X, Y, …) two matches are played, one with A as the candidate and
+one with B, on the same decks, with the opponents in the same seats and started from the same
+seeds. The observation for a deal is A's points minus B's on that deck, averaged over the seat
+arrangements (a duplicate board score); decks are independent of each other, so observations
+are too. After each deal set, taken in order, the SPRT of `sprt.py` decides or asks for more;
+the test stops at a decision or after `max_deal_sets`.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import shutil
+import signal
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from ..engine import Variant
+from ..play import EXAMPLE_BOTS
+from ..referee.runner import MatchConfig, TimeControl
+from ..server.app import serve
+from .config import BotSpec
+from .run import MatchPlayer, PlayedMatch, dispatch
+from .schedule import ScheduledMatch, arrangements, deal_set_seed, match_key
+from .sprt import SPRT
+from .stats import mean_ci
+
+log = structlog.get_logger(component="ladder")
+
+CANDIDATE = "\0candidate"  # the place at the table that A and B take in turn
+
+
+def bot_from_text(text: str, name: str | None = None) -> BotSpec:
+    """An example bot by name (heuristic, random), or a command."""
+    command = EXAMPLE_BOTS.get(text, text)
+    try:
+        argv = tuple(shlex.split(command))
+    except ValueError as exc:
+        raise ValueError(f"cannot split the bot command {text!r}: {exc}") from None
+    if not argv:
+        raise ValueError("an empty bot command")
+    program = argv[0]
+    if not (Path(program).is_file() if "/" in program else shutil.which(program)):
+        raise ValueError(f"bot {text!r}: program {program!r} not found")
+    if name is None:
+        name = text if text in EXAMPLE_BOTS else Path(argv[-1]).stem or "bot"
+    return BotSpec(name=name, command=command, argv=argv, cwd=Path.cwd())
+
+
+def unique_names(bots: list[BotSpec]) -> list[BotSpec]:
+    """Bots with distinct names (the second "random" becomes "random-2"): names key the seeds."""
+    seen: dict[str, int] = defaultdict(int)
+    result = []
+    for bot in bots:
+        seen[bot.name] += 1
+        if seen[bot.name] > 1:
+            bot = BotSpec(bot.name + f"-{seen[bot.name]}", bot.command, bot.argv, bot.token, bot.env, bot.cwd)
+        result.append(bot)
+    return result
+
+
+@dataclass(frozen=True)
+class ABConfig:
+    variant: Variant
+    a: BotSpec
+    b: BotSpec
+    against: tuple[BotSpec, ...]
+    deals: int = 3
+    seed: int = 0
+    concurrency: int = 2
+    alpha: float = 0.05
+    beta: float = 0.05
+    effect: float = 0.3
+    min_deals: int = 8
+    max_deal_sets: int = 100
+    per_decision_ms: int = 5_000
+    bank_ms: int = 30_000
+
+    def __post_init__(self) -> None:
+        if len(self.against) != self.variant.seats - 1:
+            raise ValueError(f"{self.variant.name} needs {self.variant.seats - 1} opponents")
+
+
+@dataclass
+class ABResult:
+    a: str
+    b: str
+    decision: str | None  # "A", "B", or None (undecided)
+    llr: float
+    lower: float
+    upper: float
+    alpha: float
+    beta: float
+    effect: float
+    deals: int  # observations: decks with a paired score difference
+    deal_sets: int
+    matches: int
+    mean_diff: float
+    ci95: float
+    seconds: float
+    interrupted: bool = False
+    observations: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        for key in ("llr", "ci95"):
+            if math.isinf(data[key]):
+                data[key] = None if key == "ci95" else math.copysign(1e308, data[key])
+        return data
+
+    def summary(self) -> str:
+        rates = f"α = {self.alpha:g}, β = {self.beta:g}, effect {self.effect:g} sd"
+        sets, matches = _count(self.deal_sets, "deal set"), _count(self.matches, "match")
+        played = f"{_count(self.deals, 'deal')} ({sets}, {matches})"
+        if self.decision is not None:
+            winner, loser = (self.a, self.b) if self.decision == "A" else (self.b, self.a)
+            bound = f"≥ {self.upper:.2f}" if self.decision == "A" else f"≤ {self.lower:.2f}"
+            verdict = f"{self.decision}: {winner} is stronger than {loser}: the SPRT decided after {played}"
+            verdict += f"; LLR {self.llr:.2f} {bound} ({rates})."
+        else:
+            why = "interrupted" if self.interrupted else "the limit was reached"
+            verdict = f"undecided after {played}, {why}; LLR {self.llr:.2f} within "
+            verdict += f"({self.lower:.2f}, {self.upper:.2f}) ({rates})."
+        ci = "" if math.isinf(self.ci95) else f" ± {self.ci95:.1f}"
+        return (
+            f"{verdict}\nmean score difference per deal, A ({self.a}) − B ({self.b}): "
+            f"{self.mean_diff:+.1f}{ci} (95% CI)"
+        )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"
+
+
+def observations(set_matches: list[PlayedMatch], a: str, b: str) -> list[float]:
+    """One deal set's observations: per deck, A's points minus B's in the same seat, averaged
+    over the arrangements in which both deals were played (not annulled, not sat out)."""
+    by_key = {p.scheduled.key: p for p in set_matches}
+    diffs: dict[int, list[int]] = defaultdict(list)
+    for played in set_matches:
+        bots = played.scheduled.bots
+        if a not in bots:
+            continue
+        seat = bots.index(a)
+        twin = by_key[match_key(played.scheduled.deal_set, [b if n == a else n for n in bots])]
+        twin_deals = {d.deal: d for d in twin.deals}
+        for deal in played.deals:
+            other = twin_deals.get(deal.deal)
+            if (
+                other is None
+                or deal.annulled
+                or other.annulled
+                or not (deal.active[seat] and other.active[seat])
+            ):
+                continue
+            diffs[deal.deal].append(deal.points[seat] - other.points[seat])
+    return [sum(values) / len(values) for _, values in sorted(diffs.items())]
+
+
+def schedule_ab(config: ABConfig, a: str, b: str, others: list[str]) -> list[ScheduledMatch]:
+    seating = "permutations" if config.variant.seats == 3 else "rotations"
+    result = []
+    for deal_set in range(config.max_deal_sets):
+        seed = deal_set_seed(config.seed, deal_set)
+        for index, order in enumerate(arrangements([CANDIDATE, *others], seating, deal_set)):
+            for name in (a, b):
+                bots = tuple(name if n == CANDIDATE else n for n in order)
+                result.append(ScheduledMatch(match_key(deal_set, bots), deal_set, 0, index, seed, bots))
+    return result
+
+
+async def run_ab(config: ABConfig, replay_dir: Path | None = None) -> ABResult:
+    bots = unique_names([config.a, config.b, *config.against])
+    a, b = bots[0].name, bots[1].name
+    others = [bot.name for bot in bots[2:]]
+    by_name = {bot.name: bot for bot in bots}
+    test = SPRT(config.alpha, config.beta, config.effect, config.min_deals)
+    pending = schedule_ab(config, a, b, others)
+    per_set = len(pending) // config.max_deal_sets
+    time_control = TimeControl(config.per_decision_ms, config.bank_ms, 0)
+    started = time.monotonic()
+    finished_sets: dict[int, list[PlayedMatch]] = defaultdict(list)
+    xs: list[float] = []
+    state: dict[str, Any] = {"next": 0, "decision": None, "matches": 0, "interrupted": False}
+
+    def match_config(scheduled: ScheduledMatch) -> MatchConfig:
+        return MatchConfig(
+            variant=config.variant,
+            deals=config.deals,
+            seed=scheduled.seed,
+            seat_names=scheduled.bots,
+            time_control=time_control,
+            reconnect_grace_s=2.0,
+        )
+
+    with tempfile.TemporaryDirectory(prefix="arena-ab-") as scratch:
+        directory = replay_dir or Path(scratch)
+        log.info(
+            "a/b test started",
+            a=a,
+            b=b,
+            against=others,
+            deals=config.deals,
+            alpha=config.alpha,
+            beta=config.beta,
+            effect=config.effect,
+        )
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, "127.0.0.1", 0, directory)
+            player = MatchPlayer(
+                hub, f"127.0.0.1:{port}", match_config, by_name.__getitem__, directory / "bot-logs"
+            )
+
+            async def work(scheduled: ScheduledMatch) -> None:
+                played = await player.play(scheduled)
+                state["matches"] += 1
+                finished_sets[scheduled.deal_set].append(played)
+                # Deal sets enter the test in order, whatever order their matches end in.
+                while len(finished_sets.get(state["next"], ())) == per_set:
+                    done = finished_sets.pop(state["next"])
+                    xs.extend(observations(done, a, b))
+                    state["next"] += 1
+                    decision = test.decide(xs)
+                    log.info(
+                        "deal set done",
+                        deal_set=state["next"] - 1,
+                        deals=len(xs),
+                        llr=round(test.llr(xs), 3),
+                        decision=decision,
+                    )
+                    if decision is not None:
+                        state["decision"] = decision
+                        nursery.cancel_scope.cancel()
+                        return
+
+            async def watch_signals() -> None:
+                with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        state["interrupted"] = True
+                        nursery.cancel_scope.cancel()
+                        return
+
+            nursery.start_soon(watch_signals)
+            await dispatch(pending, config.concurrency, lambda m: set(), work)
+            nursery.cancel_scope.cancel()
+    ci = mean_ci(xs)
+    return ABResult(
+        a=a,
+        b=b,
+        decision=state["decision"],
+        llr=test.llr(xs),
+        lower=test.lower,
+        upper=test.upper,
+        alpha=config.alpha,
+        beta=config.beta,
+        effect=config.effect,
+        deals=len(xs),
+        deal_sets=state["next"],
+        matches=state["matches"],
+        mean_diff=ci.mean,
+        ci95=ci.half_width,
+        seconds=round(time.monotonic() - started, 2),
+        interrupted=state["interrupted"],
+        observations=xs,
+    )

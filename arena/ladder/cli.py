@@ -1,0 +1,344 @@
+"""`arena ladder run|standings|report|ab` and `arena bench ladder`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..cli import CliError, _option, _positive_int, _seconds
+from .config import LadderFileError, load_ladder
+from .store import StoreError, connect
+
+PROBABILITY_HELP = "a probability strictly between 0 and 0.5"
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 0.5:
+        raise argparse.ArgumentTypeError(f"expected {PROBABILITY_HELP}, got {text!r}")
+    return value
+
+
+def _effect(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value <= 5:
+        raise argparse.ArgumentTypeError(f"expected an effect size above 0 and at most 5, got {text!r}")
+    return value
+
+
+def register(commands: Any, bench_targets: Any) -> None:
+    ladder = commands.add_parser(
+        "ladder",
+        help="offline ladders: many matches, duplicate seating, ratings, standings",
+        description="Offline ladders between bot processes (see docs/LADDER.md).",
+    )
+    sub = ladder.add_subparsers(dest="ladder_command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="play a ladder file's matches (resumes where a previous run stopped)",
+        description="Play every match of LADDER.toml not yet in its database, recording each as it "
+        "ends. Stopped at any moment and started again, it continues where it stopped.",
+    )
+    run.add_argument("ladder", type=Path, metavar="LADDER.toml")
+    run.add_argument("--db", type=Path, metavar="DB", help="database (default: the ladder file's `database`)")
+    run.add_argument(
+        "--concurrency", type=_positive_int, metavar="K", help="matches at once (overrides the file)"
+    )
+    run.add_argument("--max-matches", type=_positive_int, metavar="N", help="stop after N more matches")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    run.add_argument("--verbose", action="store_true", help="also the referee's log lines")
+    run.add_argument("--json", action="store_true", help="print the final standings as JSON")
+    run.set_defaults(run=_cmd_run, parser=run)
+
+    standings = sub.add_parser(
+        "standings",
+        help="print a ladder database's standings",
+        description="Print the standings: ratings, points per deal with 95% CI, faults, crosstable.",
+    )
+    standings.add_argument("db", type=Path, metavar="DB")
+    standings.add_argument("--json", action="store_true", help="one JSON object")
+    standings.set_defaults(run=_cmd_standings, parser=standings)
+
+    report = sub.add_parser(
+        "report",
+        help="write an HTML report with plots",
+        description="Write "
+        "DIR/index.html: standings, crosstable, faults, ratings over matches, score "
+        "distributions.",
+    )
+    report.add_argument("db", type=Path, metavar="DB")
+    report.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    report.set_defaults(run=_cmd_report, parser=report)
+
+    ab = sub.add_parser(
+        "ab",
+        help="is bot A stronger than bot B? a sequential test on duplicate deals",
+        description="Play A and B in the same seats, on the same decks, against the same opponents, "
+        "until a sequential probability ratio test on the per-deal score difference decides, or "
+        "--max-deal-sets is reached. A bot is an example bot name (heuristic, random) or a command.",
+    )
+    ab.add_argument("a", metavar="A")
+    ab.add_argument("b", metavar="B")
+    ab.add_argument("--against", nargs="+", required=True, metavar="X", help="the opponents (seats − 1)")
+    ab.add_argument("--variant", default="grosstarock", metavar="V")
+    ab.add_argument("--option", action="append", type=_option, default=[], metavar="KEY=VALUE")
+    ab.add_argument("--deals", type=_positive_int, metavar="N", help="deals per match (default: seats)")
+    ab.add_argument("--seed", type=int, default=0, metavar="S")
+    ab.add_argument("--concurrency", type=_positive_int, default=2, metavar="K")
+    ab.add_argument(
+        "--alpha", type=_probability, default=0.05, help="P(deciding A when B is stronger by the effect)"
+    )
+    ab.add_argument(
+        "--beta", type=_probability, default=0.05, help="P(deciding B when A is stronger by the effect)"
+    )
+    ab.add_argument(
+        "--effect",
+        type=_effect,
+        default=0.3,
+        metavar="D",
+        help="the difference to detect, in standard deviations of a deal's score difference",
+    )
+    ab.add_argument(
+        "--min-deals", type=_positive_int, default=8, metavar="N", help="no decision before N deals"
+    )
+    ab.add_argument("--max-deal-sets", type=_positive_int, default=100, metavar="N")
+    ab.add_argument("--per-decision-ms", type=_positive_int, default=5_000, metavar="MS")
+    ab.add_argument("--bank-ms", type=int, default=30_000, metavar="MS")
+    ab.add_argument(
+        "--replay-dir", type=Path, metavar="DIR", help="keep the replays here (default: discarded)"
+    )
+    ab.add_argument("--verbose", action="store_true")
+    ab.add_argument("--json", action="store_true")
+    ab.set_defaults(run=_cmd_ab, parser=ab)
+
+    bench = bench_targets.add_parser(
+        "ladder",
+        help="ladder throughput with the example bots, against `arena bench server`",
+        description="Matches per minute of a ladder of three example bots (heuristic, random, random-2), "
+        "and ladders' decisions per second in the steady state against `arena bench server` at the same "
+        "concurrency (with the example bots, and with bots as quick as the server bench's).",
+    )
+    bench.add_argument("--concurrency", type=_positive_int, default=4, metavar="K")
+    bench.add_argument("--deal-sets", type=_positive_int, default=2, metavar="N")
+    bench.add_argument("--deals", type=_positive_int, default=3, metavar="N", help="deals per match")
+    bench.add_argument(
+        "--long-deals",
+        type=_positive_int,
+        default=30,
+        metavar="N",
+        help="deals per match in the steady state",
+    )
+    bench.add_argument(
+        "--seconds", type=_seconds, default=5.0, metavar="S", help="of each steady-state window"
+    )
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_ladder, parser=bench)
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import trio
+
+    from .progress import BarStream, Progress, configure_logging
+    from .run import run_ladder
+
+    try:
+        config = load_ladder(args.ladder)
+    except LadderFileError as exc:
+        raise CliError(str(exc)) from None
+    if args.concurrency:
+        config = dataclasses.replace(config, concurrency=args.concurrency)
+    bar = not args.no_progress and sys.stderr.isatty()
+    holder: list[Progress] = []
+    stream = BarStream(None, sys.stderr)
+    configure_logging(stream, args.verbose)
+
+    def attach(progress: Progress) -> None:
+        if not holder:
+            holder.append(progress)
+            stream.progress = progress
+
+    try:
+        summary = trio.run(
+            lambda: run_ladder(
+                config, database=args.db, bar=bar, max_matches=args.max_matches, on_start=attach
+            )
+        )
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise CliError(f"cannot write the database: {exc}") from None
+    except OSError as exc:
+        raise CliError(f"cannot run the ladder: {exc}") from None
+    _print_standings(args.db or config.database, args.json, sys.stdout)
+    if summary.interrupted:
+        return 130
+    return 1 if summary.failed else 0
+
+
+# --------------------------------------------------------------------------- standings
+
+
+def _cmd_standings(args: argparse.Namespace) -> int:
+    _print_standings(args.db, args.json, sys.stdout)
+    return 0
+
+
+def _print_standings(db: Path, as_json: bool, out: TextIO) -> None:
+    from .stats import standings
+
+    try:
+        conn = connect(db, readonly=True)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        table = standings(conn)
+    finally:
+        conn.close()
+    if as_json:
+        print(json.dumps(table.to_dict(), ensure_ascii=False), file=out)
+    else:
+        out.write(format_standings(table))
+
+
+def _signed(value: float, digits: int = 1) -> str:
+    return f"{value:+.{digits}f}"
+
+
+def format_standings(table: Any) -> str:
+    options = ", ".join(f"{k}={v}" for k, v in table.options.items())
+    lines = [
+        f"{table.name}: {table.variant}{f' ({options})' if options else ''}, "
+        f"{table.matches_done}/{table.matches_planned} matches, {table.deals} deals",
+        "",
+    ]
+    width = max([len(b.name) for b in table.bots] + [3])
+    kinds = ("illegal", "timeout", "crash", "disconnect", "protocol")
+    header = (
+        f"{'rank':>4}  {'bot':<{width}}  {'rating':>7} {'mu':>6} {'sigma':>5}  {'matches':>7} {'deals':>6}"
+        f"  {'points/deal (95% CI)':>20}  " + " ".join(f"{k:>{len(k)}}" for k in kinds) + "  crashed"
+    )
+    lines.append(header)
+    for b in table.bots:
+        ci = "" if math.isinf(b.ci95) else f" ± {b.ci95:.1f}"
+        points = f"{_signed(b.points_per_deal)}{ci}" if b.deals else "–"
+        faults = " ".join(f"{b.faults.get(k, 0):>{len(k)}}" for k in kinds)
+        lines.append(
+            f"{b.rank:>4}  {b.name:<{width}}  {b.rating:>7.2f} {b.mu:>6.2f} {b.sigma:>5.2f}  {b.matches:>7} "
+            f"{b.deals:>6}  {points:>20}  {faults}  {b.crashes:>7}"
+        )
+    names = [b.name for b in table.bots]
+    cell = max([len(n) for n in names] + [7])
+    lines += ["", "crosstable: mean points per deal of the row's bot minus the column's, at the same table"]
+    lines.append(" " * (width + 2) + " ".join(f"{n:>{cell}}" for n in names))
+    for a in names:
+        cells = []
+        for b in names:
+            entry = table.crosstable.get(a, {}).get(b)
+            cells.append(f"{'·' if a == b or entry is None else _signed(entry[0]):>{cell}}")
+        lines.append(f"{a:<{width}}  " + " ".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    try:
+        conn = connect(args.db, readonly=True)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        index = write_report(conn, args.output)
+    except OSError as exc:
+        raise CliError(f"cannot write the report to {str(args.output)!r}: {exc.strerror or exc}") from None
+    finally:
+        conn.close()
+    print(index)
+    return 0
+
+
+# --------------------------------------------------------------------------- ab
+
+
+def _cmd_ab(args: argparse.Namespace) -> int:
+    import trio
+
+    from ..engine import ConfigError, find_variant
+    from .ab import ABConfig, bot_from_text, run_ab
+    from .progress import BarStream, configure_logging
+
+    try:
+        variant = find_variant(args.variant, dict(args.option))
+    except ConfigError as exc:
+        args.parser.error(str(exc))
+    if len(args.against) != variant.seats - 1:
+        args.parser.error(
+            f"{variant.name} has {variant.seats} seats: give {variant.seats - 1} --against bots"
+        )
+    try:
+        bots = [bot_from_text(text) for text in (args.a, args.b, *args.against)]
+    except ValueError as exc:
+        args.parser.error(str(exc))
+    configure_logging(BarStream(None, sys.stderr), args.verbose)
+    config = ABConfig(
+        variant=variant,
+        a=bots[0],
+        b=bots[1],
+        against=tuple(bots[2:]),
+        deals=args.deals or variant.seats,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        alpha=args.alpha,
+        beta=args.beta,
+        effect=args.effect,
+        min_deals=args.min_deals,
+        max_deal_sets=args.max_deal_sets,
+        per_decision_ms=args.per_decision_ms,
+        bank_ms=args.bank_ms,
+    )
+    try:
+        result = trio.run(run_ab, config, args.replay_dir)
+    except OSError as exc:
+        raise CliError(f"cannot run the A/B test: {exc}") from None
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        print(result.summary())
+    return 130 if result.interrupted else 0
+
+
+# --------------------------------------------------------------------------- bench
+
+
+def _cmd_bench_ladder(args: argparse.Namespace) -> int:
+    import logging
+
+    from ..logs import configure
+    from .bench import bench_ladder
+
+    configure(logging.WARNING)  # the numbers are the output
+    measured = bench_ladder(args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds)
+    if args.json:
+        print(json.dumps(measured.to_dict()))
+    else:
+        for key, value in measured.to_dict().items():
+            print(f"{key:<26} {value}")
+    return 0

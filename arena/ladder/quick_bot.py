@@ -1,0 +1,37 @@
+"""A bot that answers every request at once with its first legal action, on one grpc.aio stream.
+
+The same bot as the driver of `arena bench server`, as a process of its own: `arena bench
+ladder` runs a ladder of these to measure what the ladder itself costs over the referee.
+
+    ARENA_ADDRESS=host:port ARENA_TOKEN=… python -m arena.ladder.quick_bot
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import grpc
+
+from ..v1 import arena_pb2 as pb
+from ..v1 import arena_pb2_grpc as pb_grpc
+
+
+async def play(address: str, token: str) -> None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+        call = stub.Play(metadata=[("authorization", f"Bearer {token}")])
+        await call.write(pb.BotMessage(hello=pb.Hello(bot_name="quick", protocol_version=1)))
+        async for message in call:
+            kind = message.WhichOneof("kind")
+            if kind == "match_end":
+                break
+            if kind == "request":
+                request = message.request
+                reply = pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
+                await call.write(pb.BotMessage(action=reply))
+        await call.done_writing()
+
+
+if __name__ == "__main__":
+    asyncio.run(play(os.environ["ARENA_ADDRESS"], os.environ["ARENA_TOKEN"]))
