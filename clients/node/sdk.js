@@ -1,0 +1,314 @@
+'use strict';
+/**
+ * The bot side of the Grosstarock Arena protocol for Node.js: one stream per seat, a `decide`
+ * hook per decision.
+ *
+ *     const { main } = require('./sdk');
+ *     main((request) => request.legal_actions[0], { name: 'first-legal' });
+ *
+ * The protocol is read at run time from proto/arena/v1/arena.proto in the arena repository
+ * (or the file named by ARENA_PROTO), so the bot never carries a copy that could drift.
+ *
+ * Messages are plain objects with the field names of the .proto (`request_id`,
+ * `legal_actions`, ...). Every field is present (empty strings, 0, [] when unset), a 64-bit
+ * integer is a decimal string (request ids can exceed 2**53), and a `oneof` names its case in
+ * a `kind` property (`message.kind === 'request'`).
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const PROTOCOL_VERSION = 1;
+const PROTO_ROOT = path.resolve(__dirname, '..', '..', 'proto');
+const PROTO_FILE = 'arena/v1/arena.proto';
+/** How many times `decide` is asked about one request after rejections before the SDK falls
+ * back to the first legal action it has not tried yet. */
+const MAX_TRIES_PER_REQUEST = 3;
+/** A broken stream worth dialling again; every other status is final (a bad token, a protocol
+ * error, a match that is over). */
+const RETRYABLE = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.CANCELLED,
+  grpc.status.UNKNOWN,
+  grpc.status.INTERNAL,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.ABORTED,
+  grpc.status.RESOURCE_EXHAUSTED,
+]);
+
+class BotError extends Error {
+  constructor(message, code) {
+    super(message);
+    this.name = 'BotError';
+    this.code = code;
+  }
+}
+
+let cachedProtocol = null;
+
+/** The loaded `grosstarock.arena.v1` package (its services and message types). */
+function loadProtocol(protoFile = process.env.ARENA_PROTO) {
+  if (cachedProtocol && !protoFile) return cachedProtocol;
+  const file = protoFile ? path.resolve(protoFile) : path.join(PROTO_ROOT, PROTO_FILE);
+  if (!fs.existsSync(file)) {
+    throw new BotError(`protocol file ${file} not found (set ARENA_PROTO to arena/v1/arena.proto)`);
+  }
+  const definition = protoLoader.loadSync(file, {
+    keepCase: true, // field names exactly as in the .proto
+    longs: String, // uint64 request ids as decimal strings: no precision lost above 2**53
+    enums: String,
+    defaults: true, // unset fields read as '', 0, [] rather than undefined
+    oneofs: true, // message.kind names the oneof case that is set
+    includeDirs: protoFile ? [] : [PROTO_ROOT],
+  });
+  const protocol = grpc.loadPackageDefinition(definition).grosstarock.arena.v1;
+  if (!protoFile) cachedProtocol = protocol;
+  return protocol;
+}
+
+/** The text form of an action, e.g. `play EX S`. */
+function actionText(action) {
+  return [action.type, action.card, action.name, action.suit].filter(Boolean).join(' ');
+}
+
+const CARD_TYPES = new Set(['play', 'discard', 'call']);
+const NAME_TYPES = new Set(['declare', 'announce', 'bid']);
+
+/** An action object from itself or its text form (`'play SK'`, `'declare cavallerie H'`). */
+function makeAction(value) {
+  if (value && typeof value === 'object') {
+    return { type: value.type || '', card: value.card || '', suit: value.suit || '', name: value.name || '' };
+  }
+  if (typeof value !== 'string') {
+    throw new TypeError(`decide must return an action or its text form, not ${typeof value}`);
+  }
+  const parts = value.trim().split(/\s+/).filter(Boolean);
+  if (parts.length === 0) throw new Error('empty action text');
+  const action = { type: parts.shift().toLowerCase(), card: '', suit: '', name: '' };
+  if (CARD_TYPES.has(action.type) && parts.length) action.card = parts.shift().toUpperCase();
+  else if (NAME_TYPES.has(action.type) && parts.length) action.name = parts.shift();
+  if (parts.length) action.suit = parts.shift().toUpperCase();
+  if (parts.length) throw new Error(`unexpected words ${JSON.stringify(parts)} in action ${JSON.stringify(value)}`);
+  return action;
+}
+
+function sameAction(a, b) {
+  return a.type === b.type && a.card === b.card && a.suit === b.suit && a.name === b.name;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Play one seat of one match; resolves with a result when the server sends MatchEnd.
+ *
+ * `bot` is a function `decide(request) -> action` (or a promise of one), or an object with a
+ * `decide` method and optional hooks `onMatchStart(start)`, `onEvent(event)`,
+ * `onRejected(rejected)`, `onMatchEnd(end)`. `decide` gets the whole DecisionRequest and returns
+ * one of `request.legal_actions` (or the text form of an action).
+ *
+ * Options: `address` and `token` (default: the environment variables ARENA_ADDRESS and
+ * ARENA_TOKEN, which `arena play` sets), `name`, `version`, `reconnectSeconds` (30).
+ *
+ * A stream that breaks before MatchEnd is dialled again with the same token, with backoff; the
+ * server then sends MatchStart and the pending request again, and `decide` is asked afresh.
+ * UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT and other final statuses reject the
+ * promise with a BotError. Message fields and kinds the bot does not know are ignored.
+ */
+async function runBot(bot, options = {}) {
+  const hooks = typeof bot === 'function' ? { decide: bot } : bot;
+  if (!hooks || typeof hooks.decide !== 'function') {
+    throw new TypeError('runBot needs a decide function or an object with a decide method');
+  }
+  const address = options.address || process.env.ARENA_ADDRESS || '';
+  const token = options.token || process.env.ARENA_TOKEN || '';
+  if (!address) throw new BotError('no server address: pass --address or set ARENA_ADDRESS');
+  if (!token) throw new BotError('no seat token: pass --token or set ARENA_TOKEN');
+  const protocol = loadProtocol(options.protoFile);
+  const reconnectMs = (options.reconnectSeconds ?? 30) * 1000;
+  const hello = {
+    hello: {
+      bot_name: options.name || hooks.name || 'bot',
+      bot_version: options.version || hooks.version || '',
+      protocol_version: PROTOCOL_VERSION,
+    },
+  };
+  const session = {
+    hooks,
+    result: { scores: [], termination: '', replay: '', seat: -1, decisions: 0, rejections: 0, reconnects: 0 },
+    pending: null,
+    tried: [],
+  };
+
+  let delay = 100;
+  let brokenSince = null;
+  for (;;) {
+    const client = new protocol.BotService(address, grpc.credentials.createInsecure());
+    let outcome;
+    try {
+      outcome = await playStream(client, session, token, hello);
+    } finally {
+      client.close();
+    }
+    if (outcome.ended) return session.result;
+    const { code, details, progress } = outcome;
+    const reason = `${code === undefined ? 'closed' : grpc.status[code] || code}: ${details}`;
+    if (code !== undefined && !RETRYABLE.has(code)) throw new BotError(reason, code);
+    const now = Date.now();
+    if (progress || brokenSince === null) {
+      brokenSince = now;
+      delay = 100;
+    }
+    const left = brokenSince + reconnectMs - now;
+    if (left <= 0) throw new BotError(`no stream to ${address} for ${reconnectMs / 1000} s (${reason})`, code);
+    log(`stream broken (${reason}); reconnecting`);
+    await sleep(Math.min(delay, left));
+    delay = Math.min(delay * 2, 5000);
+    session.result.reconnects += 1;
+  }
+}
+
+function log(text) {
+  if (process.env.ARENA_BOT_VERBOSE) process.stderr.write(`arena-bot: ${text}\n`);
+}
+
+/** One stream until MatchEnd: resolves `{ended: true}`, or `{code, details, progress}` when it breaks. */
+function playStream(client, session, token, hello) {
+  return new Promise((resolve) => {
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', `Bearer ${token}`);
+    const call = client.Play(metadata);
+    let progress = false;
+    let settled = false;
+    let queue = Promise.resolve(); // messages are handled one at a time, in order
+    const finish = (value) => {
+      if (settled) return;
+      settled = true;
+      resolve(value);
+    };
+
+    const answer = async (request) => {
+      let action = null;
+      if (session.tried.length < MAX_TRIES_PER_REQUEST) {
+        const chosen = makeAction(await session.hooks.decide(request));
+        if (!session.tried.some((t) => sameAction(t, chosen))) action = chosen;
+      }
+      if (action === null) {
+        const untried = request.legal_actions.find((l) => !session.tried.some((t) => sameAction(t, l)));
+        if (!untried) return; // every legal action was rejected: wait for the clock
+        action = makeAction(untried);
+      }
+      if (session.pending !== request || settled) return; // a newer request or a new stream came in the meantime
+      session.tried.push(action);
+      session.result.decisions += 1;
+      call.write({ action: { request_id: request.request_id, action } });
+    };
+
+    const handle = async (message) => {
+      progress = true;
+      const h = session.hooks;
+      switch (message.kind) {
+        case 'match_start':
+          session.result.seat = message.match_start.seat;
+          if (h.onMatchStart) await h.onMatchStart(message.match_start);
+          break;
+        case 'request': {
+          // Public events travel with the request. A new request, or the pending one sent again
+          // after a reconnection: answer it afresh.
+          const request = message.request;
+          if (h.onEvent) for (const event of request.events) await h.onEvent(event);
+          session.pending = request;
+          session.tried = [];
+          await answer(request);
+          break;
+        }
+        case 'rejected':
+          session.result.rejections += 1;
+          log(`request ${message.rejected.request_id} rejected: ${message.rejected.reason}`);
+          if (h.onRejected) await h.onRejected(message.rejected);
+          if (session.pending && session.pending.request_id === message.rejected.request_id) {
+            await answer(session.pending);
+          }
+          break;
+        case 'events':
+          if (h.onEvent) for (const event of message.events.events) await h.onEvent(event);
+          break;
+        case 'match_end': {
+          const end = message.match_end;
+          Object.assign(session.result, { scores: end.scores, termination: end.termination, replay: end.replay });
+          if (h.onMatchEnd) await h.onMatchEnd(end);
+          call.end();
+          finish({ ended: true });
+          break;
+        }
+        default: // a kind from a later version of the protocol
+          break;
+      }
+    };
+
+    call.on('data', (message) => {
+      queue = queue.then(() => handle(message)).catch((error) => {
+        call.cancel();
+        finish({ code: undefined, details: String(error), progress, error });
+      });
+    });
+    call.on('error', (error) => {
+      queue.then(() => finish({ code: error.code, details: error.details || error.message, progress }));
+    });
+    call.on('end', () => {
+      queue.then(() => finish({ code: undefined, details: 'the server closed the stream before MatchEnd', progress }));
+    });
+    call.write(hello);
+  }).then((outcome) => {
+    if (outcome.error) throw outcome.error; // an exception in decide or a hook ends the bot
+    return outcome;
+  });
+}
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i += 1) {
+    const match = /^--(address|token|name|reconnect-seconds)(?:=(.*))?$/.exec(argv[i]);
+    if (!match) throw new BotError(`unknown argument ${argv[i]} (expected --address, --token, --name, --reconnect-seconds)`);
+    const value = match[2] !== undefined ? match[2] : argv[++i];
+    if (value === undefined) throw new BotError(`${argv[i - 1]} needs a value`);
+    out[match[1]] = value;
+  }
+  return out;
+}
+
+/**
+ * Command-line entry of a bot: `--address`, `--token`, `--name`, `--reconnect-seconds` (else
+ * ARENA_ADDRESS, ARENA_TOKEN); plays the match, prints the final scores on stderr. Exits with
+ * status 2 on a BotError, 1 when decide throws.
+ */
+function main(bot, options = {}) {
+  let args;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  const settings = {
+    ...options,
+    address: args.address || options.address,
+    token: args.token || options.token,
+    name: args.name || options.name,
+  };
+  if (args['reconnect-seconds'] !== undefined) settings.reconnectSeconds = Number(args['reconnect-seconds']);
+  const name = settings.name || 'bot';
+  return runBot(bot, settings).then(
+    (result) => {
+      process.stderr.write(`${name}: ${result.termination || 'over'}; seat ${result.seat}; scores ${JSON.stringify(result.scores)}\n`);
+      return result;
+    },
+    (error) => {
+      process.stderr.write(`${name}: ${error.stack || error}\n`);
+      process.exitCode = error instanceof BotError ? 2 : 1;
+    },
+  );
+}
+
+module.exports = { BotError, PROTOCOL_VERSION, actionText, loadProtocol, main, makeAction, runBot };
