@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import math
@@ -17,6 +18,7 @@ import pytest
 from arena.cli import main
 from arena.engine import deck_for
 from arena.ladder.config import LadderFileError, load_ladder
+from arena.ladder.progress import CLEAR, BarStream, Progress
 from arena.ladder.schedule import build_schedule
 from arena.ladder.sprt import SPRT
 from arena.ladder.stats import Ratings, mean_ci, t95
@@ -126,6 +128,11 @@ def test_a_good_ladder_file_loads(tmp_path: Path) -> None:
             ["ARENA_TEST_UNSET_TOKEN"],
         ),
         (GOOD + '[[bots]]\nname = "d"\ncommand = "x"\ntoken = "0123456789abcdef0123"\n', ["exactly one of"]),
+        (
+            "port = 5\n" + GOOD + '[[bots]]\nname = "r"\ntoken = "0123456789abcdef0123"\n'
+            '[[bots]]\nname = "s"\ntoken = "0123456789abcdef0123"\n',
+            ["same token"],
+        ),
     ],
 )
 def test_a_wrong_ladder_file_is_one_clear_line_and_changes_nothing(
@@ -300,3 +307,26 @@ def test_standings_json_of_an_empty_ladder(tmp_path: Path) -> None:
     table = json.loads(done.stdout)
     assert table["matches_done"] == 0 and [b["deals"] for b in table["bots"]] == [0, 0, 0]
     assert all(b["ci95"] is None for b in table["bots"])
+
+
+def test_the_progress_bar_shows_rate_time_left_and_leader_below_the_log_lines() -> None:
+    out = io.StringIO()
+    progress = Progress(total=10, done=2, out=out, bar=True)
+    progress.started -= 60  # this run began a minute ago
+    progress.advance(("random", 3.0))
+    progress.advance(("heuristic", 12.3))
+    line = progress.render()
+    assert line.startswith("[#########---------------] 4/10 matches")
+    assert "2.0/min" in line and "ETA 3m00s" in line and "leader heuristic (12.3)" in line
+    assert progress.fields()["done"] == 4 and progress.fields()["eta_s"] == 180
+    stream = BarStream(progress, out)
+    out.seek(0)
+    out.truncate()
+    stream.write('{"event": "bot crashed"}')
+    assert out.getvalue() == ""  # nothing until the line is complete
+    stream.write("\n")
+    # The bar is cleared, the line written, the bar drawn again below it.
+    assert out.getvalue() == CLEAR + '{"event": "bot crashed"}\n' + CLEAR + line
+    progress.finish()
+    stream.write("after\n")
+    assert out.getvalue().endswith(line + "\nafter\n")

@@ -340,5 +340,5 @@ def _cmd_bench_ladder(args: argparse.Namespace) -> int:
         print(json.dumps(measured.to_dict()))
     else:
         for key, value in measured.to_dict().items():
-            print(f"{key:<26} {value}")
+            print(f"{key:<32} {value}")
     return 0

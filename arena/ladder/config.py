@@ -230,6 +230,9 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
     for name in names:
         if names.count(name) > 1:
             raise top.error(f"two bots are named {name!r}", "bots")
+    tokens = [bot.token for bot in bots if bot.remote]
+    if len(set(tokens)) < len(tokens):
+        raise top.error("two remote bots have the same token: a token names one bot", "bots")
     if len(bots) < variant.seats:
         raise top.error(
             f"{variant.name} has {variant.seats} seats: the ladder needs at least {variant.seats} bots, "
