@@ -126,6 +126,17 @@ def test_a_foreign_bot_passes_the_conformance_kit(foreign_bot: str) -> None:
     assert report["passed"] == sum(len(CASES[v]) for v in VARIANT_NAMES)
 
 
+def test_the_bot_of_the_node_readme_passes_the_kit(tmp_path: Path, node_bot: str) -> None:
+    readme = (NODE_DIR / "README.md").read_text(encoding="utf-8")
+    [example] = re.findall(r"```js\n(// my_bot\.js\n.*?)```", readme, re.S)
+    bot = tmp_path / "my_bot.js"
+    bot.write_text(example.replace("require('./sdk')", f"require({json.dumps(str(NODE_DIR / 'sdk'))})"))
+    node = shlex.split(node_bot)[0]
+    status, report = conformance(f"{shlex.quote(node)} {shlex.quote(str(bot))}", "--variant", "danish")
+    assert failed(report) == {} and status == 0
+    assert report["passed"] == len(CASES["danish"])
+
+
 def test_a_foreign_bot_gives_up_on_a_bad_token(tmp_path: Path, foreign_bot: str) -> None:
     """UNAUTHENTICATED is final: the bot says why and exits with status 2, without dialling again."""
 

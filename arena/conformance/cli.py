@@ -66,7 +66,12 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
         parser.error("--bot needs a command")
     variants = list(dict.fromkeys(args.variant)) or list(VARIANT_NAMES)
     configure(logging.WARNING)  # the table is the output; the server's own lines would bury it
-    cases = cases_for(variants)
+    try:
+        cases = cases_for(variants)
+    except LookupError as exc:  # a spec no deal reaches: the kit itself needs fixing for this engine
+        from ..cli import CliError
+
+        raise CliError(f"cannot build the cases: {exc}") from None
     keep = args.log_dir is not None
     log_dir: Path = args.log_dir if keep else Path(tempfile.mkdtemp(prefix="arena-conformance-"))
     log_dir.mkdir(parents=True, exist_ok=True)
