@@ -139,12 +139,12 @@ def _page(table: Standings) -> str:
             entry = table.crosstable.get(row_name, {}).get(column)
             cells.append("<td>·</td>" if row_name == column or entry is None else _cell(entry[0]))
         cross.append(f"<tr><td>{e(row_name)}</td>{''.join(cells)}</tr>")
-    faults = ["<tr><th></th><th>bot</th>" + "".join(f"<th>{k}</th>" for k in FAULT_KINDS)]
+    faults = ["<tr><th>rank</th><th>bot</th>" + "".join(f"<th>{k}</th>" for k in FAULT_KINDS)]
     faults[0] += "<th>crashed</th><th>forfeits</th></tr>"
     for b in table.bots:
         counts = "".join(f"<td>{b.faults.get(k, 0)}</td>" for k in FAULT_KINDS)
         faults.append(
-            f"<tr><td></td><td>{e(b.name)}</td>{counts}<td>{b.crashes}</td><td>{b.forfeits}</td></tr>"
+            f"<tr><td>{b.rank}</td><td>{e(b.name)}</td>{counts}<td>{b.crashes}</td><td>{b.forfeits}</td></tr>"
         )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Ladder {e(table.name)}</title>
