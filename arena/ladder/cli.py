@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..cli import CliError, _option, _positive_int, _seconds
-from .config import LadderFileError, load_ladder
-from .store import StoreError, connect
+
+# The ladder's modules are imported by its commands only: `arena` starts for every command,
+# and grpc and trio take a while to import.
 
 PROBABILITY_HELP = "a probability strictly between 0 and 0.5"
 
@@ -154,8 +155,10 @@ def register(commands: Any, bench_targets: Any) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     import trio
 
+    from .config import LadderFileError, load_ladder
     from .progress import BarStream, Progress, configure_logging
     from .run import run_ladder
+    from .store import StoreError
 
     try:
         config = load_ladder(args.ladder)
@@ -201,6 +204,7 @@ def _cmd_standings(args: argparse.Namespace) -> int:
 
 def _print_standings(db: Path, as_json: bool, out: TextIO) -> None:
     from .stats import standings
+    from .store import StoreError, connect
 
     try:
         conn = connect(db, readonly=True)
@@ -260,6 +264,7 @@ def format_standings(table: Any) -> str:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_report
+    from .store import StoreError, connect
 
     try:
         conn = connect(args.db, readonly=True)
