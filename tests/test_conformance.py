@@ -22,7 +22,7 @@ import pytest
 import trio
 from test_server import ROOT, bot
 
-from arena.conformance import build_cases
+from arena.conformance.cases import build_cases
 from arena.engine import VARIANT_NAMES, DealState, Match, find_variant
 from arena.play import EXAMPLE_BOTS
 from arena.referee.position import Position, PositionRunner, Probe, ask, registered

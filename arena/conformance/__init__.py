@@ -8,9 +8,7 @@ time, tagged with the request's id, no protocol fault.
 
     results = trio.run(lambda: run_cases("node my_bot.js", cases_for(["danish"]), log_dir=Path("logs")))
     print(table(results))
+
+The package imports nothing by itself, so that `arena` commands other than `conformance` do
+not load the server's modules: import from `.cases` and `.kit`.
 """
-
-from .cases import Case, Spec, Steer, build_cases, cases_for
-from .kit import CaseResult, judge, run_cases, table
-
-__all__ = ["Case", "CaseResult", "Spec", "Steer", "build_cases", "cases_for", "judge", "run_cases", "table"]

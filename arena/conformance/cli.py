@@ -11,13 +11,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import trio
-
 from ..engine import VARIANT_NAMES
-from ..logs import configure
-from ..referee.runner import TimeControl
-from .cases import cases_for
-from .kit import DEFAULT_TIME_CONTROL, run_cases, table
+
+DEFAULT_PER_DECISION_MS = 5_000
 
 
 def register(commands: Any, bench_targets: Any) -> None:
@@ -41,9 +37,9 @@ def register(commands: Any, bench_targets: Any) -> None:
     parser.add_argument(
         "--per-decision-ms",
         type=int,
-        default=DEFAULT_TIME_CONTROL.per_decision_ms,
+        default=DEFAULT_PER_DECISION_MS,
         metavar="MS",
-        help=f"time for each answer (default {DEFAULT_TIME_CONTROL.per_decision_ms})",
+        help=f"time for each answer (default {DEFAULT_PER_DECISION_MS})",
     )
     parser.add_argument(
         "--log-dir",
@@ -56,6 +52,14 @@ def register(commands: Any, bench_targets: Any) -> None:
 
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
+    # The server's modules load only when the command runs, so other `arena` commands start fast.
+    import trio
+
+    from ..logs import configure
+    from ..referee.runner import TimeControl
+    from .cases import cases_for
+    from .kit import run_cases, table
+
     parser: argparse.ArgumentParser = args.parser
     unknown = [v for v in args.variant if v not in VARIANT_NAMES]
     if unknown:

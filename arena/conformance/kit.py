@@ -15,8 +15,9 @@ from ..referee.position import PositionResult, PositionRunner, Probe, launch_bot
 from ..referee.runner import TimeControl
 from ..server.app import Hub, serve
 from .cases import Case
+from .cli import DEFAULT_PER_DECISION_MS
 
-DEFAULT_TIME_CONTROL = TimeControl(per_decision_ms=5_000, bank_ms=0, increment_ms=0)
+DEFAULT_TIME_CONTROL = TimeControl(per_decision_ms=DEFAULT_PER_DECISION_MS, bank_ms=0, increment_ms=0)
 
 
 @dataclass(frozen=True)

@@ -260,6 +260,7 @@ class MatchRunner:
         seat = self.seats[seat_index]
         seat.crashed = True
         self._write({"type": "connection", "seat": seat_index, "event": "crashed", "detail": detail})
+        self._push(seat, LinkChange(False))  # a pending decision applies the fault policy now
         self._check_ready()
 
     def _check_ready(self) -> None:
