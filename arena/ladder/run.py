@@ -102,13 +102,6 @@ def read_replay(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow]]:
     return deals, faults
 
 
-def assign_token(hub: Hub, runner: MatchRunner, seat: int, token: str) -> None:
-    """Let a remote bot's own token speak for `seat` (a remote bot plays one match at a time)."""
-    hub.tokens.pop(runner.seats[seat].token, None)
-    runner.seats[seat].token = token
-    hub.tokens[token] = (runner, seat)
-
-
 class MatchPlayer:
     """Plays scheduled matches on one server, launching the local bots of each."""
 
@@ -135,7 +128,8 @@ class MatchPlayer:
 
     async def play(self, scheduled: ScheduledMatch) -> PlayedMatch:
         config = self.match_config(scheduled)
-        runner = self.hub.create_match(config)
+        remote = {seat: spec.token for seat, spec in enumerate(map(self.bots, scheduled.bots)) if spec.remote}
+        runner = self.hub.create_match(config, tokens=remote)
         self.live.add(runner)
         played = PlayedMatch(scheduled, runner, time.time(), 0.0, [(None, False)] * len(scheduled.bots))
         processes: list[BotProcess] = []
@@ -144,8 +138,7 @@ class MatchPlayer:
                 for seat, name in enumerate(scheduled.bots):
                     bot = self.bots(name)
                     if bot.remote:
-                        assign_token(self.hub, runner, seat, bot.token)
-                        continue
+                        continue  # it dials in with its own token
                     process = self._start(runner, scheduled, seat, bot, played)
                     if process is not None:
                         processes.append(process)

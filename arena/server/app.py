@@ -12,7 +12,7 @@ import contextlib
 import re
 import secrets
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,9 +55,14 @@ class Hub:
         # Read from the aio thread to authenticate streams; written only here.
         self.tokens: dict[str, tuple[MatchRunner, int]] = {}
 
-    def create_match(self, config: MatchConfig) -> MatchRunner:
+    def create_match(self, config: MatchConfig, tokens: Mapping[int, str] | None = None) -> MatchRunner:
+        """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's)."""
         match_id = secrets.token_hex(8)
         runner = MatchRunner(match_id, config, self.replay_dir)
+        for seat_index, token in (tokens or {}).items():
+            if token in self.tokens:
+                raise ValueError(f"token of seat {seat_index} already speaks for another seat")
+            runner.seats[seat_index].token = token
         self.matches[match_id] = runner
         for seat in runner.seats:
             self.tokens[seat.token] = (runner, seat.index)
