@@ -4,7 +4,8 @@ No I/O and no state: the server builds its messages with these functions.
 
 * `view_message(view)`: an `observation(state, seat)` dict → `View`. Absent values get the
   wire's "absent" marks: `to_act` −1 when the deal is over, `sitting_out` −1 without a seat out,
-  `trick.winner` −1 for the trick in progress; the optional Taroks flags only when published.
+  `trick.winner` −1 for the trick in progress; the optional Taroks flags only when published;
+  american: `declarer` and `petit_sec` −1 when there is none, `partner` only when the seat knows it.
 * `action_message(action)` / `action_from_message(message)`: engine `Action` ↔ wire `Action`;
   an empty string on the wire means an absent field. Malformed input raises `ActionError`.
 * `legal_messages(actions)`: legal actions for a `DecisionRequest`.
@@ -93,6 +94,7 @@ def _declaration(data: Mapping[str, Any]) -> arena_pb2.Declaration:
         message.with_fool = bool(data["with_fool"])
     if data.get("with_pagat") is not None:
         message.with_pagat = bool(data["with_pagat"])
+    message.cards.extend(str(c) for c in data.get("cards", ()))
     return message
 
 
@@ -144,4 +146,13 @@ def view_message(view: Mapping[str, Any]) -> arena_pb2.View:
     if skat_public:
         message.skat_public.taroks = int(skat_public.get("taroks", 0))
         message.skat_public.shown.extend(str(c) for c in skat_public.get("shown", ()))
+    # american (AM-BID, AM-CALL, AM-TAL, AM-DEAL-2)
+    message.contract = str(view.get("contract", ""))
+    declarer, petit_sec = view.get("declarer"), view.get("petit_sec")
+    message.declarer = -1 if declarer is None else int(declarer)
+    message.petit_sec = -1 if petit_sec is None else int(petit_sec)
+    message.called = str(view.get("called", ""))
+    message.talon.extend(str(c) for c in view.get("talon", ()))
+    if view.get("partner") is not None:
+        message.partner = int(view["partner"])
     return message

@@ -20,8 +20,9 @@ CASES: dict[str, tuple[str, ...]] = {
     "danish": ("--variant", "danish"),
     "danish-auto-redeal": ("--variant", "danish", "--option", "redeal=auto"),
     "danish-pots": ("--variant", "danish-pots"),
+    "american": ("--variant", "american"),
 }
-SEATS = {"german-1754-4p": 4}
+SEATS = {"german-1754-4p": 4, "american": 4}
 POT_NAMES = {"danish": {"king", "pagat"}, "danish-pots": {"king", "pagat"}}
 DEALS = 4
 SEED = 7

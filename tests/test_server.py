@@ -65,6 +65,7 @@ def faults_in(lines: list[dict[str, Any]]) -> list[tuple[int, str]]:
         ("german-1754", {"players": "4"}),
         ("danish", {}),
         ("danish-pots", {}),
+        ("american", {}),
     ],
 )
 def test_full_match_writes_a_replay_consistent_with_the_engine(

@@ -1,8 +1,8 @@
-"""Declarable combinations (DUM-DECL-3, G54-DECL-1, DK-DECL-3), one finder per table.
+"""Declarable combinations (DUM-DECL-3, G54-DECL-1, DK-DECL-3, AM-COMB-1), one finder per table.
 
 A finder takes a hand and returns every combination it qualifies for, at full size.
-`Combination.cards` are the cards that form it: DK-SKAT-4 needs them, and they are
-what a shown combination reveals.
+`Combination.cards` are the cards that form it (DK-SKAT-4 needs them); `shown` are
+the cards a declaration puts on the table (AM-COMB-1), empty where nothing is shown.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ class Combination:
     # Published facts of a Taroks declaration: DUM-DECL-4 (both), DK-DECL-1 (Pagat), none in G54-DECL-2.
     with_fool: bool | None = None
     with_pagat: bool | None = None
+    shown: frozenset[Card] = field(default=frozenset(), compare=False)
 
     def public(self) -> dict[str, Any]:
-        """What a declaration publishes (DUM-DECL-5, G54-DECL-2, DK-DECL-1): no card."""
+        """What a declaration publishes (DUM-DECL-5, G54-DECL-2, DK-DECL-1, AM-COMB-1)."""
         out: dict[str, Any] = {"name": self.name, "size": self.size, "value": self.value}
         if self.suit is not None:
             out["suit"] = self.suit
@@ -36,6 +37,8 @@ class Combination:
             out["with_fool"] = self.with_fool
         if self.with_pagat is not None:
             out["with_pagat"] = self.with_pagat
+        if self.shown:
+            out["cards"] = [str(c) for c in sorted(self.shown)]
         return out
 
 
@@ -144,4 +147,40 @@ def danish(hand: Collection[Card], options: dict[str, str]) -> list[Combination]
             )
         elif len(courts) == 3 and has_fool:
             found.append(Combination("half", 5, 4, suit, courts | {FOOL}))
+    return found
+
+
+def american(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+    """AM-COMB-1: shown combinations; `EX` may serve in several; full size only (AMB-56).
+
+    Trumps shows only its count and whether `T1` is held; every other combination shows its cards.
+    """
+    found = []
+    trumps = frozenset(c for c in hand if c in TAROKS or c == FOOL)
+    if len(trumps) >= 10:
+        n = len(trumps)
+        found.append(Combination("trumps", 20 + 10 * (n - 10), n, cards=trumps, with_pagat=PAGAT in trumps))
+    matadors = _matadors(hand)
+    if matadors is not None:
+        m, run = matadors.size, matadors.cards
+        found.append(Combination("matadors", 20 + 10 * (m - 3), m, cards=run, shown=run))
+    has_fool = FOOL in hand
+    kings = frozenset(c for c in hand if c in KINGS)
+    if len(kings) == 4:
+        cards = kings | {FOOL} if has_fool else kings
+        name, value = ("abundant_kings", 30) if has_fool else ("full_kings", 20)
+        found.append(Combination(name, value, len(cards), cards=cards, shown=cards))
+    elif len(kings) == 3 and has_fool:
+        missing = next(s for s in SUITS if CARDS[SUITS.index(s) * 14 + 13] not in kings)
+        cards = kings | {FOOL}
+        found.append(Combination("half_kings", 10, 4, missing, cards=cards, shown=cards))
+    for suit in SUITS:
+        courts = frozenset(c for c in _courts(suit) if c in hand)
+        if len(courts) == 4:
+            cards = courts | {FOOL} if has_fool else courts
+            name, value = ("abundant_cavallerie", 30) if has_fool else ("full_cavallerie", 20)
+            found.append(Combination(name, value, len(cards), suit, cards=cards, shown=cards))
+        elif len(courts) == 3 and has_fool:
+            cards = courts | {FOOL}
+            found.append(Combination("half_cavallerie", 10, 4, suit, cards=cards, shown=cards))
     return found

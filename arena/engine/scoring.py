@@ -2,7 +2,9 @@
 
 Every payment is a `Transfer` between accounts (seats, and the Danish pots)
 tagged with the rule that causes it, so a deal's ledger always sums to zero
-(G-PAY-1, G-PAY-3) and every game point can be traced to a rule.
+(G-PAY-1, G-PAY-3) and every game point can be traced to a rule.  The one
+exception is `american` Trischaken with `trischaken_scoring = literal`, where
+each player pays his card points to the `PENALTY` account, which is nobody's.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .cards import FOOL, KINGS, PAGAT, Card, is_counting
+from .cards import FOOL, HONOURS, KINGS, PAGAT, SUIT_OF, Card, is_counting
 
 if TYPE_CHECKING:
     from .state import DealState
 
-Account = int | str  # a seat, or a pot name ("king", "pagat")
+Account = int | str  # a seat, a pot name ("king", "pagat"), or PENALTY
+PENALTY = "penalty"  # AM-TRI-6 literal: card points lost to nobody
 
 
 def _p78_value(index: int) -> int:
@@ -31,6 +34,8 @@ def _p78_value(index: int) -> int:
 P78_VALUE: tuple[int, ...] = tuple(_p78_value(i) for i in range(78))
 # G-CP-5 (P001): counting cards one less than P78; blanks counted in threes.
 P001_VALUE: tuple[int, ...] = tuple(P78_VALUE[i] - 1 if is_counting(i) else 0 for i in range(78))
+# G-CP-4 (P91) in half points, so that counting stays in integers: 4.5 → 9, 3.5 → 7, … 0.5 → 1.
+P91_HALVES: tuple[int, ...] = tuple(2 * P78_VALUE[i] - 1 for i in range(78))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +57,10 @@ class DealResult:
     ledger: list[Transfer]
     annulled: bool = False
     tricks_won: list[int] = field(default_factory=list)
+    breakdown: dict[str, Any] | None = None  # `american`: the terms of AM-SC-5 or AM-TRI-6
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "card_points": list(self.card_points),
             "deltas": list(self.deltas),
             "pots": dict(self.pots),
@@ -62,6 +68,9 @@ class DealResult:
             "tricks_won": list(self.tricks_won),
             "ledger": [t.to_dict() for t in self.ledger],
         }
+        if self.breakdown is not None:
+            out["breakdown"] = self.breakdown
+        return out
 
 
 def p78_points(pile: Iterable[int]) -> int:
@@ -71,6 +80,14 @@ def p78_points(pile: Iterable[int]) -> int:
     if n % 3:
         raise AssertionError(f"a pile of {n} cards cannot be counted in threes (G-CP-3)")
     return sum(P78_VALUE[c] for c in cards) - 2 * n // 3
+
+
+def p91_points(pile: Iterable[int]) -> int:
+    """G-CP-4: Σ values; a pile with an even number of cards counts a whole number of points."""
+    cards = list(pile)
+    if len(cards) % 2:
+        raise AssertionError(f"a pile of {len(cards)} cards has no whole P91 count (G-CP-4)")
+    return sum(P91_HALVES[c] for c in cards) // 2
 
 
 def p001_points(pile: Iterable[int]) -> int:
@@ -135,6 +152,8 @@ def score_deal(state: DealState) -> DealResult:
     ledger = Ledger(state.order)
     if v.pots is not None and state.stakes:
         _pot_stakes(state, ledger)
+    if v.family == "american":
+        return _score_american(state, ledger)
     if state.annulled:
         return _result(state, ledger, [0] * state.seats)
     piles = settle_fool(state)
@@ -154,10 +173,14 @@ def score_deal(state: DealState) -> DealResult:
     return _result(state, ledger, points)
 
 
-def _result(state: DealState, ledger: Ledger, points: list[int]) -> DealResult:
+def _result(
+    state: DealState, ledger: Ledger, points: list[int], breakdown: dict[str, Any] | None = None
+) -> DealResult:
     deltas = [ledger.balance(s) for s in range(state.seats)]
     pots = {name: ledger.balance(name) for name in state.variant.pot_names}
-    return DealResult(points, deltas, pots, ledger.transfers, state.annulled, list(state.tricks_won))
+    return DealResult(
+        points, deltas, pots, ledger.transfers, state.annulled, list(state.tricks_won), breakdown
+    )
 
 
 def _declarations(state: DealState, ledger: Ledger, rule: str) -> None:
@@ -338,3 +361,162 @@ def _score_danish(state: DealState, ledger: Ledger, points: list[int]) -> None:
             ledger.pay(forehand, seat, 5 * ((cp - 24) // 5), "DK-END-7")
         elif cp < 26:
             ledger.pay(seat, forehand, 5 * ((28 - cp) // 5), "DK-END-7")
+
+
+# --------------------------------------------------------------------------- american (RULES §5)
+
+
+def _give_exchange_card(piles: list[list[Card]], owner: int, creditor: int) -> None:
+    """G-TRICK-7, AM-FOOL-1/2: the lowest card other than the Excuse (ties: lowest index), else the Excuse."""
+    pile = piles[owner]
+    others = [c for c in pile if c != FOOL]
+    card = min(others, key=lambda c: (P91_HALVES[c], c)) if others else FOOL
+    pile.remove(card)
+    piles[creditor].append(card)
+
+
+def american_side_piles(state: DealState) -> tuple[list[list[Card]], int | None]:
+    """The piles of the declarer side and the defenders at the end (AM-SC-6, AMB-54), and the slam side.
+
+    The six cards in the talon's place join their side first, then the Excuse debts are settled
+    from each side's whole pile.
+    """
+    contract = state.contract
+    assert contract is not None
+    side = state.side
+    piles: list[list[Card]] = [[], []]
+    won = [0, 0]
+    for seat in state.order:
+        piles[side[seat]].extend(state.piles[seat])
+        won[side[seat]] += state.tricks_won[seat]
+    trick_count = state.variant.trick_count
+    slam = 0 if won[0] == trick_count else 1 if won[1] == trick_count else None
+    if contract.exchange:
+        talon, owner = state.skat, 0  # AM-TAL-1: the six laid away
+    else:
+        talon, owner = list(state.talon), 1  # AM-TAL-2: the unseen talon
+    piles[owner if slam is None else slam].extend(talon)  # AM-SC-6 (AMB-49)
+    for seat, creditor, _trick in state.fool_debts:
+        _give_exchange_card(piles, side[seat], side[creditor])
+    return piles, slam
+
+
+def _american_achievements(state: DealState, piles: list[list[Card]], slam: int | None) -> dict[str, int]:
+    """AM-BON-1: the side (0 declarer side, 1 defenders) that achieved each bonus; absent: nobody."""
+    side = state.side
+    out: dict[str, int] = {}
+    for s in (0, 1):
+        pile = set(piles[s])
+        if pile >= HONOURS:
+            out["trull"] = s
+        if pile >= KINGS:
+            out["four_kings"] = s
+    if slam is not None:
+        out["slam"] = slam
+    called = state.called
+    if called is not None and state.contract is not None and state.contract.calls:
+        for trick in state.tricks:
+            if called in (card for _seat, card in trick.plays) and side[trick.winner] == 1:
+                out["capture_called"] = 1  # AMB-31: in a trick won by a defender
+    last = state.tricks[-1]
+    last_side = side[last.winner]
+    last_cards = {card for _seat, card in last.plays}
+    fool_slam = last.plays[0][1] == FOOL and last.winner == last.plays[0][0]
+    if PAGAT in last_cards or (fool_slam and PAGAT in {c for _s, c in state.tricks[-2].plays}):
+        out["petit_ultimo"] = last_side  # AM-FOOL-3: T1 in trick 17 counts when the Excuse completes a slam
+    called_king = None
+    if called is not None and SUIT_OF[called] not in ("T", ""):
+        called_king = next(k for k in KINGS if SUIT_OF[k] == SUIT_OF[called])  # AMB-32
+        if called_king in last_cards:
+            out["king_ultimo_called"] = last_side
+    if any(k in last_cards and k != called_king for k in KINGS):
+        out["king_ultimo_other"] = last_side
+    return out
+
+
+def _bonus_value(name: str, announced: bool, achieved: bool) -> int:
+    """AM-BON-2: +2b announced and achieved, −b announced and failed, +b achieved unannounced."""
+    base = {"king_ultimo_other": 5, "slam": 200}.get(name, 10)
+    if announced:
+        return 2 * base if achieved else -base
+    return base if achieved else 0
+
+
+def _distribute(state: DealState, ledger: Ledger, amount: int, rule: str) -> None:
+    """AM-SC-7 (AMB-29): each defender −amount; declarer and partner +amount, or a lone declarer +3·amount.
+
+    With a partner the first defender in playing order pays the declarer, the second the partner.
+    """
+    declarer, partner = state.declarer, state.partner
+    assert declarer is not None
+    defenders = [s for s in state.order if state.side[s] == 1]
+    for k, seat in enumerate(defenders):
+        ledger.pay(seat, declarer if partner is None or k == 0 else partner, amount, rule)
+
+
+def _score_american(state: DealState, ledger: Ledger) -> DealResult:
+    if state.annulled:
+        return _result(state, ledger, [0] * state.seats, {"petit_sec": state.petit_sec})  # AM-DEAL-2
+    if state.trischaken:
+        return _score_trischaken(state, ledger)
+    contract = state.contract
+    assert contract is not None
+    piles, slam = american_side_piles(state)
+    points = [p91_points(p) for p in piles]
+    delta = points[0] - points[1]  # AM-SC-1
+    achieved = _american_achievements(state, piles, slam)
+    bonuses: list[dict[str, int]] = [{}, {}]
+    for s in (0, 1):
+        for name in state.bonuses_for_side(s):
+            value = _bonus_value(name, name in state.side_announced[s], achieved.get(name) == s)
+            if value:
+                bonuses[s][name] = value
+    sign = (1, -1)
+    bon = sum(sign[s] * v for s in (0, 1) for name, v in bonuses[s].items() if name != "slam")  # AM-SC-2
+    slam_value = bonuses[0].get("slam", 0) - bonuses[1].get("slam", 0)  # AM-SC-4
+    m = contract.multiplier
+    before = (delta + bon) * m + slam_value
+    wins = before > 0 or (before == 0 and delta > 0)  # AM-SC-3 (AMB-30)
+    combinations = sum(d.combination.value for d in state.declarations)
+    x = before + (combinations if wins else -combinations)  # AM-SC-5
+    _distribute(state, ledger, delta * m, "AM-SC-1")
+    for s in (0, 1):
+        for name, v in bonuses[s].items():
+            if name != "slam":
+                _distribute(state, ledger, sign[s] * v * m, "AM-BON-2")
+    _distribute(state, ledger, slam_value, "AM-SC-4")
+    _distribute(state, ledger, combinations if wins else -combinations, "AM-COMB-2")
+    breakdown = {
+        "contract": contract.name,
+        "multiplier": m,
+        "declarer": state.declarer,
+        "partner": state.partner,
+        "called": None if state.called is None else str(state.called),
+        "side_points": points,
+        "delta": delta,
+        "bonuses": {"declarer": bonuses[0], "defenders": bonuses[1]},
+        "bon": bon,
+        "slam": slam_value,
+        "combinations": combinations,
+        "declarer_side_wins": wins,
+        "x": x,
+    }
+    return _result(state, ledger, [points[state.side[s]] for s in range(state.seats)], breakdown)
+
+
+def _score_trischaken(state: DealState, ledger: Ledger) -> DealResult:
+    """AM-TRI-5/6 (AMB-28): own piles after the Excuse exchange; the talon counts for nobody."""
+    piles = [list(p) for p in state.piles]
+    for owner, creditor, _trick in state.fool_debts:
+        _give_exchange_card(piles, owner, creditor)
+    points = [p91_points(p) for p in piles]
+    if state.variant.options.get("trischaken_scoring") == "literal":
+        for seat in state.order:
+            ledger.pay(seat, PENALTY, points[seat], "AM-TRI-6")  # −CP_i: not zero-sum (G-PAY-3)
+    else:
+        order = state.order
+        for k, i in enumerate(order):
+            for j in order[k + 1 :]:
+                ledger.pay(j, i, points[j] - points[i], "AM-TRI-6")  # each pair settles its difference
+    breakdown = {"contract": "trischaken", "talon_points": p91_points(state.talon)}
+    return _result(state, ledger, points, breakdown)

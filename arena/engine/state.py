@@ -5,20 +5,41 @@ has its legal-action and apply functions, and `legal_actions()` / `apply()`
 dispatch on the phase.  `apply` verifies, then mutates; an illegal action raises
 `IllegalActionError` naming the rule.  The deck is an explicit input, so the same
 deck and the same actions always give the same deal.
+
+Phases: the three-player variants run [redeal] → discard → [declare] → play with
+announce and demand rounds between tricks; `american` runs bid → [call] → [discard
+(the talon exchange)] → announce (bonuses and combinations) → play, or bid → play
+in Trischaken.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import actions as A
 from .actions import Action
-from .cards import CARDS, DECK_SIZE, FOOL, KINGS, PAGAT, SUITS, TAROK, Card, format_cards
+from .cards import (
+    CARDS,
+    CAVALIER,
+    DECK_SIZE,
+    FOOL,
+    JACK,
+    KING,
+    KINGS,
+    MOND,
+    PAGAT,
+    QUEEN,
+    SUITS,
+    TAROK,
+    Card,
+    format_cards,
+)
 from .combos import Combination
 from .errors import ActionError, IllegalActionError
-from .variants import Variant
+from .variants import Contract, Variant
 
 if TYPE_CHECKING:
     from .scoring import DealResult
@@ -33,6 +54,8 @@ DESIGNATION_NO = {s: i for i, s in enumerate((*SUITS, TAROK))}
 NO_DESIGNATION = (*SUITS, TAROK)
 
 REDEAL = "redeal"
+BID = "bid"
+CALL = "call"
 DISCARD = "discard"
 DECLARE = "declare"
 ANNOUNCE = "announce"
@@ -92,12 +115,30 @@ class Declaration:
 @dataclass(frozen=True, slots=True)
 class Announcement:
     seat: int
-    name: str  # "vole" or "nolo"
-    trick: int  # announced before this trick (DUM-ANN-2)
+    name: str  # "vole" or "nolo"; an American bonus (AMERICAN_BONUSES)
+    trick: int  # announced before this trick (DUM-ANN-2); 1 in `american` (AM-ANN-1)
+
+
+# AM-BON-1, in the order they are offered.
+AMERICAN_BONUSES = (
+    "trull",
+    "four_kings",
+    "capture_called",
+    "petit_ultimo",
+    "king_ultimo_called",
+    "king_ultimo_other",
+    "slam",
+)
+DECLARER_SIDE, DEFENDERS = 0, 1  # AM-SIDE-1
+# AM-CALL-1: Kings, Queens, Cavaliers, Jacks, then T2…T20.
+_CALL_LADDER: tuple[tuple[Card, ...], ...] = (
+    *(tuple(CARDS[s * 14 + face - 1] for s in range(4)) for face in (KING, QUEEN, CAVALIER, JACK)),
+    tuple(CARDS[57:76]),
+)
 
 
 class DealState:
-    """One deal of a three-player variant, from the deal to the last trick."""
+    """One deal, from the deal to the last trick."""
 
     def __init__(
         self,
@@ -120,7 +161,7 @@ class DealState:
 
         # G-SEAT-2, G54-TAB-2: the active seats and the playing order.
         step = 1 if variant.clockwise else -1
-        self.sitting_out: int | None = (dealer + 2) % 4 if variant.seats == 4 else None
+        self.sitting_out: int | None = (dealer + 2) % 4 if variant.seats > variant.players else None
         nxt = [-1] * self.seats
         active = [s for s in range(self.seats) if s != self.sitting_out]
         for seat in active:
@@ -131,15 +172,31 @@ class DealState:
         self.next_seat = tuple(nxt)
         forehand = nxt[dealer]
         self.forehand = forehand
-        self.order = (forehand, nxt[forehand], nxt[nxt[forehand]])  # F, M, D (G-SEAT-8)
+        order = [forehand]
+        while len(order) < variant.players:
+            order.append(nxt[order[-1]])
+        self.order = tuple(order)  # F, M, D (G-SEAT-8); american: forehand … dealer
+        self.players = variant.players
 
-        # G-DEAL-1: packets of five from forehand; the dealer takes the last three.
         hands: list[list[Card]] = [[] for _ in range(self.seats)]
         d = self.deck
-        for r in range(5):
-            for k, seat in enumerate(self.order):
-                hands[seat].extend(d[15 * r + 5 * k : 15 * r + 5 * k + 5])
-        hands[dealer].extend(d[75:78])
+        self.talon: tuple[Card, ...] = ()
+        if variant.talon_size:
+            # G-DEAL-2: rounds of 13 cards: 3 to forehand, 1 to the talon, 3 to each of the others.
+            talon = []
+            for r in range(6):
+                base = 13 * r
+                hands[order[0]].extend(d[base : base + 3])
+                talon.append(d[base + 3])
+                for k in range(1, 4):
+                    hands[order[k]].extend(d[base + 3 * k + 1 : base + 3 * k + 4])
+            self.talon = tuple(sorted(talon))
+        else:
+            # G-DEAL-1: packets of five from forehand; the dealer takes the last three.
+            for r in range(5):
+                for k, seat in enumerate(self.order):
+                    hands[seat].extend(d[15 * r + 5 * k : 15 * r + 5 * k + 5])
+            hands[dealer].extend(d[75:78])
         self.hands = [sorted(h) for h in hands]
 
         self.history: list[tuple[int, Action]] = []
@@ -154,6 +211,21 @@ class DealState:
         self.fool_debts: list[tuple[int, int, int]] = []  # (owner, creditor, trick number)
         self.annulled = False
         self.fool_demanded = False
+
+        # `american`: the contract and the sides (AM-BID, AM-CALL, AM-SIDE-1).
+        self.contract: Contract | None = None
+        self.declarer: int | None = None
+        self.trischaken = False
+        self.called: Card | None = None
+        self.called_holder: int | None = None  # who held the called card when it was called (None: talon)
+        self.partner: int | None = None
+        self.called_public = False  # the called card was seen in the talon or in a shown combination
+        self.talon_visible = False
+        self.petit_sec: int | None = None
+        self.side: tuple[int, ...] = tuple(range(self.seats))  # everyone for himself unless partnered
+        self.side_announced: tuple[set[str], set[str]] = (set(), set())
+        self.discarder = dealer
+        self.first_leader = forehand
 
         self.trick_no = 0
         self.leader = forehand
@@ -172,7 +244,13 @@ class DealState:
         self._legal: list[Action] | None = None
         self._result: DealResult | None = None
 
-        if variant.redeal == "claim":
+        if variant.contracts:
+            self.petit_sec = next((s for s in self.order if self._petit_sec(s)), None)
+            if self.petit_sec is not None:
+                self._finish(annulled=True)  # AM-DEAL-2 (AMB-44)
+            else:
+                self._begin_round(BID, list(self.order))  # AM-BID-2
+        elif variant.redeal == "claim":
             self._begin_round(REDEAL, list(self.order))  # DK-DEAL-2
         elif variant.redeal == "auto" and any(not self._holds_tarok(s) for s in self.order):
             self._finish(annulled=True)
@@ -240,6 +318,10 @@ class DealState:
             self._apply_declare(seat, action)
         elif phase == ANNOUNCE:
             self._apply_announce(seat, action)
+        elif phase == BID:
+            self._apply_bid(seat, action)
+        elif phase == CALL:
+            self._apply_call(seat, action)
         else:
             self._apply_round_answer(seat, action)
 
@@ -268,7 +350,14 @@ class DealState:
             ]
             return [*options, A.PASS]
         if phase == ANNOUNCE:
+            if self.variant.contracts:
+                return self._american_announcements(seat)
             return [*(A.make("announce", name=n) for n in self._announceable(seat)), A.PASS]
+        if phase == BID:
+            start = 0 if self.contract is None else self.variant.contracts.index(self.contract) + 1
+            return [*(A.make("bid", name=c.name) for c in self.variant.contracts[start:]), A.PASS]
+        if phase == CALL:
+            return [A.make("call", c) for c in self._callable()]
         if phase == REDEAL:
             return [A.REDEAL, A.PASS] if not self._holds_tarok(seat) else [A.PASS]
         if phase == DEMAND:
@@ -308,12 +397,132 @@ class DealState:
     def _holds_tarok(self, seat: int) -> bool:
         return any(SUIT_NO[c] == TAROK_NO for c in self.hands[seat])
 
+    # ------------------------------------------------------------------ american: petit sec, bid, call, talon
+
+    def _petit_sec(self, seat: int) -> bool:
+        """AM-DEAL-2: `T1` with neither another tarok nor `EX` (the Excuse counts as a trump here)."""
+        hand = self.hands[seat]
+        return PAGAT in hand and not any(c != PAGAT and SUIT_NO[c] >= TAROK_NO for c in hand)
+
+    def _apply_bid(self, seat: int, action: Action) -> None:
+        """AM-BID-2: one round; each bid beats the highest so far; the highest bidder declares."""
+        self.round_answers.append((BID, seat, action.name or action.type))
+        if action.type == "bid":
+            self.contract = next(c for c in self.variant.contracts if c.name == action.name)
+            self.declarer = seat
+        if self._next_in_round():
+            return
+        if self.contract is None:
+            # AM-TRI-1/2 (AMB-27): all four passed; the dealer leads unless the option says forehand.
+            self.trischaken = True
+            if self.variant.options.get("trischaken_leader", "dealer") == "dealer":
+                self.first_leader = self.dealer
+            self._start_trick()
+        elif self.contract.calls:
+            self.phase = CALL
+            self.turn = self.declarer
+        else:
+            self._settle_sides()
+
+    def _callable(self) -> list[Card]:
+        """AM-CALL-1 (AMB-45): any King; each lower rank only when every higher court rank is complete."""
+        assert self.declarer is not None
+        hand = self.hands[self.declarer]
+        out = list(_CALL_LADDER[0])
+        for higher, lower in itertools.pairwise(_CALL_LADDER):
+            if not all(card in hand for card in higher):
+                break
+            out.extend(lower)
+        return sorted(out)
+
+    def _apply_call(self, seat: int, action: Action) -> None:
+        card = action.card
+        assert card is not None
+        self.called = card
+        holder = next((s for s in self.order if card in self.hands[s]), None)
+        self.called_holder = holder
+        # AM-CALL-2 (AMB-35): in the declarer's hand or in the talon, the declarer plays alone.
+        self.partner = holder if holder != seat else None
+        self._settle_sides()
+
+    def _settle_sides(self) -> None:
+        """AM-SIDE-1; then AM-TAL-1 (talon shown and exchanged) or AM-TAL-2 (set aside unseen)."""
+        contract, declarer = self.contract, self.declarer
+        assert contract is not None and declarer is not None
+        self.side = tuple(
+            DECLARER_SIDE if s in (declarer, self.partner) else DEFENDERS for s in range(self.seats)
+        )
+        if not contract.exchange:
+            self._begin_announcements()
+            return
+        self.talon_visible = True
+        if self.called in self.talon:
+            self.called_public = True  # AM-CALL-2: everyone saw it: the declarer plays alone
+        self.hands[declarer] = sorted(self.hands[declarer] + list(self.talon))
+        self.discarder = declarer
+        self._begin_discard()
+
+    def _begin_announcements(self) -> None:
+        self._combinations = {}  # AM-COMB-1: judged on the hands after the talon exchange
+        self._begin_round(ANNOUNCE, list(self.order))  # AM-ANN-1 (AMB-34)
+
+    def bonuses_for_side(self, side: int) -> list[str]:
+        """AM-ANN-1, AM-BON-1: the bonuses that exist for `side` (DECLARER_SIDE or DEFENDERS) in this deal."""
+        contract = self.contract
+        assert contract is not None
+        suit_called = self.called is not None and SUIT_NO[self.called] < TAROK_NO
+        out = []
+        for name in AMERICAN_BONUSES:
+            if name == "capture_called" and not (side == DEFENDERS and contract.calls):
+                continue
+            if name == "king_ultimo_called" and not suit_called:
+                continue
+            out.append(name)
+        return out
+
+    def _bonuses_open(self, seat: int) -> list[str]:
+        """AM-ANN-1: each player may announce a bonus of his side once; it counts once per side.
+
+        Refusing a bonus because a teammate already announced it would tell the player who his
+        teammate is, which AM-ANN-1 forbids; so only the player's own announcements are excluded.
+        """
+        done = {a.name for a in self.announcements if a.seat == seat}
+        return [name for name in self.bonuses_for_side(self.side[seat]) if name not in done]
+
+    def _american_announcements(self, seat: int) -> list[Action]:
+        """AM-ANN-1, AM-COMB-1: announce bonuses for one's side, declare combinations, then pass."""
+        declared = {(d.combination.name, d.combination.suit) for d in self.declarations if d.seat == seat}
+        return [
+            *(A.make("announce", name=n) for n in self._bonuses_open(seat)),
+            *(
+                A.make("declare", None, c.suit, c.name)
+                for c in self._combinations_of(seat)
+                if (c.name, c.suit) not in declared
+            ),
+            A.PASS,
+        ]
+
+    def _apply_american_announce(self, seat: int, action: Action) -> None:
+        if action.type == "announce":
+            assert action.name is not None
+            self.announcements.append(Announcement(seat, action.name, 1))
+            self.side_announced[self.side[seat]].add(action.name)
+        elif action.type == "declare":
+            for combination in self._combinations_of(seat):
+                if combination.name == action.name and combination.suit == action.suit:
+                    self.declarations.append(Declaration(seat, combination))
+                    if self.called in combination.shown:
+                        self.called_public = True  # AM-CALL-2: shown in a combination
+                    break
+        elif not self._next_in_round():
+            self._start_trick()
+
     # ------------------------------------------------------------------ discard
 
     def _begin_discard(self) -> None:
         self.phase = DISCARD
-        self.turn = self.dealer
-        hand = self.hands[self.dealer]
+        self.turn = self.discarder
+        hand = self.hands[self.discarder]
         plans = self.variant.discard_plans(hand)
         self._discard_plans = plans
         if self.variant.maximise_free_skat_cards:
@@ -322,17 +531,18 @@ class DealState:
             for combination in self.variant.combinations(hand):
                 comb |= combination.cards
             self._combination_cards = comb
+            count = self.variant.discard_count
             self._discard_best = max(
-                len(must - comb) + min(3 - len(must), len(pool - must - comb)) for must, pool in plans
+                len(must - comb) + min(count - len(must), len(pool - must - comb)) for must, pool in plans
             )
 
     def _legal_discards(self) -> list[Card]:
         plans = self._discard_plans
         if len(plans) == 1 and not plans[0][0] and not self.variant.maximise_free_skat_cards:
             pool = plans[0][1]  # no set constraint: every pooled card stays legal
-            return [c for c in self.hands[self.dealer] if c in pool]
+            return [c for c in self.hands[self.discarder] if c in pool]
         chosen = frozenset(self.skat)
-        return [c for c in self.hands[self.dealer] if self._discard_feasible(chosen | {c})]
+        return [c for c in self.hands[self.discarder] if self._discard_feasible(chosen | {c})]
 
     def _discard_feasible(self, chosen: frozenset[Card], maximise: bool | None = None) -> bool:
         """Can `chosen` be completed to a legal skat (ignoring DK-SKAT-4 when `maximise` is False)?"""
@@ -343,7 +553,7 @@ class DealState:
             if not chosen <= must | pool:
                 continue
             fixed = chosen | must
-            places = 3 - len(fixed)
+            places = self.variant.discard_count - len(fixed)
             free = pool - fixed
             if places < 0 or len(free) < places:
                 continue
@@ -357,7 +567,7 @@ class DealState:
         assert card is not None
         self.hands[seat].remove(card)
         self.skat.append(card)
-        if len(self.skat) < 3:
+        if len(self.skat) < self.variant.discard_count:
             return
         if self.variant.family == "danish":
             # DK-SKAT-3: the number of taroks laid away is public; DK-SKAT-4: combination cards are shown.
@@ -368,7 +578,9 @@ class DealState:
         self._after_discard()
 
     def _after_discard(self) -> None:
-        if self.variant.declarations == "compulsory":
+        if self.variant.contracts:
+            self._begin_announcements()  # AM-ANN-1: after the talon exchange
+        elif self.variant.declarations == "compulsory":
             self._declare_automatically()
             self._start_trick()
         else:
@@ -421,6 +633,9 @@ class DealState:
         return out
 
     def _apply_announce(self, seat: int, action: Action) -> None:
+        if self.variant.contracts:
+            self._apply_american_announce(seat, action)
+            return
         if action.type == "announce":
             assert action.name is not None
             self.announcements.append(Announcement(seat, action.name, self.trick_no))
@@ -438,7 +653,7 @@ class DealState:
             return
         self.trick_no += 1
         t = self.trick_no
-        self.leader = self.forehand if t == 1 else self.tricks[-1].winner
+        self.leader = self.first_leader if t == 1 else self.tricks[-1].winner
         self.trick = []
         self.led = None
         self.designation = None
@@ -466,6 +681,8 @@ class DealState:
         hand = self.hands[seat]
         v = self.variant
         play = A.PLAY
+        if self.trischaken:
+            return [play[c] for c in self._trischaken_cards(hand)]
         if not self.trick:
             cards = hand
             if FOOL in hand:
@@ -488,6 +705,36 @@ class DealState:
         if FOOL in hand:
             cards = self._fool_timing(seat, hand, cards, leading=False)
         return [play[c] for c in cards]
+
+    def _trischaken_cards(self, hand: list[Card]) -> list[Card]:
+        """AM-TRI-3/4 on top of G-TRICK-4; after a led Excuse the second card is free (AMB-53)."""
+        led = self.led
+        cards = list(hand) if led is None else self._followers(hand, led)
+        if PAGAT in cards and any(c != PAGAT and SUIT_NO[c] == TAROK_NO for c in hand):
+            cards.remove(PAGAT)  # AM-TRI-4: T1 only as the last tarok
+        best = self._winning_card()
+        if best is not None:
+            beaters = [c for c in cards if c != FOOL and self._beats(c, best)]
+            if beaters:
+                cards = [*beaters, FOOL] if FOOL in cards else beaters  # AM-TRI-3: the Excuse instead
+        return cards
+
+    def _winning_card(self) -> Card | None:
+        """The card winning the trick in progress (G-TRICK-5), or None while nothing can win it."""
+        best: Card | None = None
+        led = self.led
+        for _seat, card in self.trick:
+            if card == FOOL or (SUIT_NO[card] != TAROK_NO and SUIT_NO[card] != led):
+                continue
+            if best is None or self._beats(card, best):
+                best = card
+        return best
+
+    def _beats(self, card: Card, best: Card) -> bool:
+        """Whether `card` would take the trick from `best` (G-TRICK-5)."""
+        if SUIT_NO[card] == TAROK_NO:
+            return SUIT_NO[best] != TAROK_NO or card > best
+        return SUIT_NO[best] == SUIT_NO[card] == self.led and self.strength[card] > self.strength[best]
 
     @staticmethod
     def _followers(hand: list[Card], led: int) -> list[Card]:
@@ -549,7 +796,7 @@ class DealState:
         elif self.led is None:
             self.led = SUIT_NO[card]  # G-TRICK-3 next_card (a second Fool cannot occur)
         trick.append((seat, card))
-        if len(trick) < 3:
+        if len(trick) < self.players:
             self.turn = self.next_seat[seat]
             return
         self._complete_trick()
@@ -574,6 +821,10 @@ class DealState:
             winner = trick[1][0]  # G-TRICK-5: after a re-designation nobody followed Y
         t = self.trick_no
         v = self.variant
+        if t == v.trick_count and v.fool_wins_slam_lead and trick[0][1] == FOOL and not self.trischaken:
+            side = self.side[trick[0][0]]
+            if all(self.side[done.winner] == side for done in self.tricks):
+                winner = trick[0][0]  # AM-FOOL-3: the Excuse led to the last trick completes a slam
         captured = False
         pile = self.piles[winner]
         for seat, card in trick:
@@ -583,7 +834,7 @@ class DealState:
                     pile.append(card)  # DUM-PLAY-2, DK-FOOL-2
                 else:
                     self.piles[seat].append(card)  # G-TRICK-6: retained
-                    if seat != winner:
+                    if self.side[seat] != self.side[winner]:  # nothing owed to one's own side
                         self.fool_debts.append((seat, winner, t))
             else:
                 pile.append(card)
@@ -610,6 +861,8 @@ class DealState:
         seat = self.turn
         assert seat is not None
         v = self.variant
+        if v.contracts and phase != PLAY:
+            return self._explain_american(action)
         expected = {
             PLAY: ("play",),
             DISCARD: ("discard",),
@@ -620,7 +873,7 @@ class DealState:
         }[phase]
         phase_rule = {
             PLAY: "G-TRICK-1",
-            DISCARD: {"dummett": "DUM-DISC-1", "german": "G54-DISC-1", "danish": "DK-SKAT-1"}[v.family],
+            DISCARD: {"dummett": "DUM-DISC-1", "german": "G54-DISC-1"}.get(v.family, "DK-SKAT-1"),
             DECLARE: {"dummett": "DUM-DECL-1", "german": "G54-DECL-1"}.get(v.family, "DK-DECL-1"),
             ANNOUNCE: "DUM-ANN-3",
             REDEAL: "DK-DEAL-2",
@@ -669,9 +922,60 @@ class DealState:
         led = self.led
         if action.suit is not None and not leading:
             led = DESIGNATION_NO[action.suit]
+        if self.trischaken and (led is None or card in self._followers(hand, led)):
+            if card == PAGAT:
+                return "T1 may be led or played only as the player's last tarok", "AM-TRI-4"
+            return f"seat {seat} must beat {self._winning_card()} with a card that can", "AM-TRI-3"
         if led is not None and any(SUIT_NO[c] == led for c in hand):
             return f"seat {seat} must follow {NO_DESIGNATION[led]}", "G-TRICK-4"
         return f"seat {seat} must play a tarok", "G-TRICK-4"
+
+    def _explain_american(self, action: Action) -> tuple[str, str]:
+        """The rule an illegal action breaks in the bidding, the call, the talon or the announcements."""
+        phase = self.phase
+        seat = self.turn
+        assert seat is not None
+        expected = {
+            BID: ("bid", "pass"),
+            CALL: ("call",),
+            DISCARD: ("discard",),
+            ANNOUNCE: ("announce", "declare", "pass"),
+        }[phase]
+        phase_rule = {BID: "AM-BID-2", CALL: "AM-CALL-1", DISCARD: "AM-TAL-1", ANNOUNCE: "AM-ANN-1"}[phase]
+        if action.type not in expected:
+            return f"the phase is {phase}; expected {' or '.join(expected)}", phase_rule
+        card = action.card
+        if phase == BID:
+            names = [c.name for c in self.variant.contracts]
+            if action.name not in names:
+                return f"unknown contract {action.name!r} (one of {', '.join(names)})", "AM-BID-1"
+            assert self.contract is not None
+            return f"a bid must be higher than {self.contract.name}", "AM-BID-2"
+        if phase == CALL:
+            assert card is not None
+            if (SUIT_NO[card] < TAROK_NO and card % 14 >= 10) or PAGAT < card < MOND:
+                return "a lower rank may be called only when every higher court is in hand", "AM-CALL-1"
+            return "only a King, Queen, Cavalier, Jack or T2…T20 can be called", "AM-CALL-1"
+        if phase == DISCARD:
+            assert card is not None
+            if card not in self.hands[self.discarder]:
+                return f"{card} is not in the declarer's hand", "AM-TAL-1"
+            return "Kings, EX, T1 and T21 are never laid away", "AM-TAL-1"
+        if action.type == "declare":
+            return (
+                f"seat {seat} does not hold an undeclared {action.name} {action.suit or ''}".strip(),
+                "AM-COMB-1",
+            )
+        name = action.name
+        if name not in AMERICAN_BONUSES:
+            return f"unknown bonus {name!r} (one of {', '.join(AMERICAN_BONUSES)})", "AM-ANN-1"
+        if any(a.seat == seat and a.name == name for a in self.announcements):
+            return f"seat {seat} has already announced {name}", "AM-ANN-1"
+        if name == "capture_called":
+            return "only the defenders may announce capture_called, and only in Rufer and Solorufer", (
+                "AM-ANN-1"
+            )
+        return "king_ultimo_called needs a called King, Queen, Cavalier or Jack", "AM-ANN-1"
 
     def _explain_discard(self, action: Action) -> tuple[str, str]:
         card = action.card

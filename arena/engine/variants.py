@@ -1,9 +1,9 @@
 """Variants as data plus a few hooks.
 
 A `Variant` reads like a row of RULES §8: seats, direction, ranking, Fool rules,
-declarations, pots, scoring parameters.  The hooks are plain functions chosen
-per family: `discard_plans` (which skats are legal), `combinations` (what a hand
-may declare) and `score` (the end of the deal, in `scoring.py`).
+declarations, pots, contracts, scoring parameters.  The hooks are plain functions
+chosen per family: `discard_plans` (which skats are legal), `combinations` (what a
+hand may declare) and `score` (the end of the deal, in `scoring.py`).
 """
 
 from __future__ import annotations
@@ -44,11 +44,30 @@ class DanishScoring:
 
 
 @dataclass(frozen=True)
+class Contract:
+    """AM-BID-1: an `american` contract, lowest first in `Variant.contracts`."""
+
+    name: str
+    multiplier: int
+    calls: bool  # AM-CALL-1: the declarer calls a card (Rufer, Solorufer)
+    exchange: bool  # AM-TAL-1: the talon is shown and exchanged (Rufer, Dreier); else AM-TAL-2
+
+
+AMERICAN_CONTRACTS = (
+    Contract("rufer", 1, calls=True, exchange=True),
+    Contract("solorufer", 2, calls=True, exchange=False),
+    Contract("dreier", 4, calls=False, exchange=True),
+    Contract("solodreier", 8, calls=False, exchange=False),
+)
+
+
+@dataclass(frozen=True)
 class Variant:
     name: str
     options: Mapping[str, str]
-    family: str  # "dummett", "german", "danish": picks the discard, combination and scoring hooks
+    family: str  # "dummett", "german", "danish", "american": picks the discard, combination and scoring hooks
     seats: int = 3
+    players: int = 3  # active players in one deal (G54-TAB-2: a fourth seat sits out)
     clockwise: bool = False
     red_pips_reversed: bool = True
     fool_lead: str = "next_card"  # G-TRICK-3: "next_card", "designate" or "forbidden"
@@ -64,12 +83,11 @@ class Variant:
     pots: PotRules | None = None
     danish: DanishScoring | None = None
     trick_count: int = 25
+    contracts: tuple[Contract, ...] = ()  # AM-BID-1: a bidding round when not empty
+    talon_size: int = 0  # AM-DEAL-1: cards dealt to the talon (G-DEAL-2)
+    discard_count: int = 3  # cards laid away: the skat, or the American talon exchange (AM-TAL-1)
+    fool_wins_slam_lead: bool = False  # AM-FOOL-3
     description: str = field(default="", compare=False)
-
-    @property
-    def players(self) -> int:
-        """Active players in one deal (G54-TAB-2: a fourth seat sits out)."""
-        return 3
 
     @property
     def pot_names(self) -> tuple[str, ...]:
@@ -91,6 +109,7 @@ _FINDERS: dict[str, combos.Finder] = {
     "dummett": combos.dummett,
     "german": combos.german,
     "danish": combos.danish,
+    "american": combos.american,
 }
 
 
@@ -135,10 +154,16 @@ def _danish_plans(variant: Variant, hand: Collection[Card]) -> list[SkatPlan]:
     return plans
 
 
+def _american_plans(variant: Variant, hand: Collection[Card]) -> list[SkatPlan]:
+    """AM-TAL-1: never laid away: Kings, EX, T1, T21 (at least 17 of 24 cards always remain)."""
+    return [(frozenset(), frozenset(c for c in hand if c not in KINGS and c not in (FOOL, PAGAT, MOND)))]
+
+
 _DISCARD: dict[str, Callable[[Variant, Collection[Card]], list[SkatPlan]]] = {
     "dummett": _dummett_plans,
     "german": _german_plans,
     "danish": _danish_plans,
+    "american": _american_plans,
 }
 
 
@@ -162,6 +187,10 @@ OPTIONS: dict[str, dict[str, OptionSpec]] = {
     "danish-pots": {
         "red_pips": OptionSpec(("reversed", "straight"), "red pip order (G-RANK-3, AMB-01)"),
         "counting": OptionSpec(("p78", "p001"), "card counting (DK-END-7, G-CP-5)"),
+    },
+    "american": {
+        "trischaken_leader": OptionSpec(("dealer", "forehand"), "who leads trick 1 of Trischaken (AM-TRI-2)"),
+        "trischaken_scoring": OptionSpec(("pairwise", "literal"), "Trischaken settlement (AM-TRI-6)"),
     },
 }
 
@@ -258,9 +287,28 @@ def _danish_pots(options: Mapping[str, str]) -> Variant:
     )
 
 
+def _american(options: Mapping[str, str]) -> Variant:
+    return Variant(
+        name="american",
+        options=options,
+        family="american",
+        seats=4,  # AM-TAB-1
+        players=4,
+        red_pips_reversed=False,  # AM-TAB-2
+        fool_lead="next_card",  # AM-PLAY-1
+        trick_count=18,  # G-TRICK-1
+        contracts=AMERICAN_CONTRACTS,
+        talon_size=6,  # AM-DEAL-1
+        discard_count=6,  # AM-TAL-1
+        fool_wins_slam_lead=True,  # AM-FOOL-3
+        description="American Grosstarock (Omnibus Tarot)",
+    )
+
+
 _PRESETS: dict[str, Callable[[Mapping[str, str]], Variant]] = {
     "grosstarock": _grosstarock,
     "german-1754": _german,
     "danish": _danish,
     "danish-pots": _danish_pots,
+    "american": _american,
 }

@@ -132,7 +132,7 @@ class ActionRejected(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., reason: _Optional[str] = ..., rule: _Optional[str] = ..., time_left_ms: _Optional[int] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("variant", "seat", "dealer", "forehand", "order", "phase", "to_act", "trick_number", "hand", "hand_sizes", "tricks_won", "declarations", "tricks", "trick", "skat", "skat_public", "announcements", "round_answers", "pots_start", "sitting_out", "options")
+    __slots__ = ("variant", "seat", "dealer", "forehand", "order", "phase", "to_act", "trick_number", "hand", "hand_sizes", "tricks_won", "declarations", "tricks", "trick", "skat", "skat_public", "announcements", "round_answers", "pots_start", "sitting_out", "options", "contract", "declarer", "called", "partner", "talon", "petit_sec")
     class PotsStartEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -168,6 +168,12 @@ class View(_message.Message):
     POTS_START_FIELD_NUMBER: _ClassVar[int]
     SITTING_OUT_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    CONTRACT_FIELD_NUMBER: _ClassVar[int]
+    DECLARER_FIELD_NUMBER: _ClassVar[int]
+    CALLED_FIELD_NUMBER: _ClassVar[int]
+    PARTNER_FIELD_NUMBER: _ClassVar[int]
+    TALON_FIELD_NUMBER: _ClassVar[int]
+    PETIT_SEC_FIELD_NUMBER: _ClassVar[int]
     variant: str
     seat: int
     dealer: int
@@ -189,10 +195,16 @@ class View(_message.Message):
     pots_start: _containers.ScalarMap[str, int]
     sitting_out: int
     options: _containers.ScalarMap[str, str]
-    def __init__(self, variant: _Optional[str] = ..., seat: _Optional[int] = ..., dealer: _Optional[int] = ..., forehand: _Optional[int] = ..., order: _Optional[_Iterable[int]] = ..., phase: _Optional[str] = ..., to_act: _Optional[int] = ..., trick_number: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., declarations: _Optional[_Iterable[_Union[Declaration, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., skat: _Optional[_Iterable[str]] = ..., skat_public: _Optional[_Union[SkatInfo, _Mapping]] = ..., announcements: _Optional[_Iterable[_Union[Announcement, _Mapping]]] = ..., round_answers: _Optional[_Iterable[_Union[RoundAnswer, _Mapping]]] = ..., pots_start: _Optional[_Mapping[str, int]] = ..., sitting_out: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    contract: str
+    declarer: int
+    called: str
+    partner: int
+    talon: _containers.RepeatedScalarFieldContainer[str]
+    petit_sec: int
+    def __init__(self, variant: _Optional[str] = ..., seat: _Optional[int] = ..., dealer: _Optional[int] = ..., forehand: _Optional[int] = ..., order: _Optional[_Iterable[int]] = ..., phase: _Optional[str] = ..., to_act: _Optional[int] = ..., trick_number: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., declarations: _Optional[_Iterable[_Union[Declaration, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ..., skat: _Optional[_Iterable[str]] = ..., skat_public: _Optional[_Union[SkatInfo, _Mapping]] = ..., announcements: _Optional[_Iterable[_Union[Announcement, _Mapping]]] = ..., round_answers: _Optional[_Iterable[_Union[RoundAnswer, _Mapping]]] = ..., pots_start: _Optional[_Mapping[str, int]] = ..., sitting_out: _Optional[int] = ..., options: _Optional[_Mapping[str, str]] = ..., contract: _Optional[str] = ..., declarer: _Optional[int] = ..., called: _Optional[str] = ..., partner: _Optional[int] = ..., talon: _Optional[_Iterable[str]] = ..., petit_sec: _Optional[int] = ...) -> None: ...
 
 class Declaration(_message.Message):
-    __slots__ = ("seat", "name", "suit", "size", "value", "with_fool", "with_pagat")
+    __slots__ = ("seat", "name", "suit", "size", "value", "with_fool", "with_pagat", "cards")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     SUIT_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +212,7 @@ class Declaration(_message.Message):
     VALUE_FIELD_NUMBER: _ClassVar[int]
     WITH_FOOL_FIELD_NUMBER: _ClassVar[int]
     WITH_PAGAT_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     name: str
     suit: str
@@ -207,7 +220,8 @@ class Declaration(_message.Message):
     value: int
     with_fool: bool
     with_pagat: bool
-    def __init__(self, seat: _Optional[int] = ..., name: _Optional[str] = ..., suit: _Optional[str] = ..., size: _Optional[int] = ..., value: _Optional[int] = ..., with_fool: _Optional[bool] = ..., with_pagat: _Optional[bool] = ...) -> None: ...
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, seat: _Optional[int] = ..., name: _Optional[str] = ..., suit: _Optional[str] = ..., size: _Optional[int] = ..., value: _Optional[int] = ..., with_fool: _Optional[bool] = ..., with_pagat: _Optional[bool] = ..., cards: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Play(_message.Message):
     __slots__ = ("seat", "card")
