@@ -130,6 +130,11 @@ def zero_sum(state: DealState) -> None:
     assert all(t.amount > 0 for t in result.ledger)
 
 
+def plays_of(state: DealState) -> set[str]:
+    """The cards the player to act may play."""
+    return {a.split()[1] for a in legal(state)}
+
+
 # ---------------------------------------------------------------------------- scripted deals
 
 Part = list[tuple[tuple[str, str, str, str], int]]  # (cards of seats 0, 1, 2, 3; winner) per trick
@@ -377,7 +382,7 @@ def play_contract(s: Script, contract: str, announce: dict[int, list[str]] | Non
 
 
 def test_four_players_anticlockwise_forehand_on_the_dealers_right() -> None:
-    """AM-TAB-1, G-SEAT-2/3: next(i) = i − 1; forehand bids first and leads trick 1."""
+    """AM-TAB-1, G-SEAT-2/3: next(i) = i − 1; forehand (the dealer's right) bids first."""
     assert AMERICAN.seats == AMERICAN.players == 4
     for dealer in range(4):
         state = DealState(AMERICAN, dealer, deck_for(5, dealer))
@@ -835,6 +840,41 @@ def test_declaring_shows_the_combination_to_everyone() -> None:
     assert state.current_player == P
 
 
+# ---------------------------------------------------------------------------- AM-PLAY
+
+
+def test_play_follows_suit_without_obligation_to_overtrump() -> None:
+    """AM-PLAY-1, G-TRICK-4: follow suit, else trump; no obligation to beat or overtrump, and T1 may
+    be played with other taroks in hand (unlike Trischaken, AM-TRI-4)."""
+    state = BASE.deal()
+    to_announcements(state, laid=BASE.talon)
+    pass_announcements(state)
+    act(state, "play SK")
+    assert plays_of(state) == {"SC", "S8", "S4"}  # OTHER follows spades, under the King too
+    for number in range(1, 13):
+        for _ in range(4 if number > 1 else 3):
+            seat = state.current_player
+            assert seat is not None
+            act(state, f"play {BASE.tricks[number - 1][seat]}")
+    assert state.trick_no == 13 and state.current_player == D
+    act(state, "play T18", "play T21")
+    assert plays_of(state) == {"T20", "T15", "T11", "T7", "T2", "T1"}  # OTHER: any tarok
+
+
+def test_a_led_excuse_lets_the_second_card_name_the_suit() -> None:
+    """AM-PLAY-1, G-TRICK-3 (next_card): after a led Excuse the second player may play any card,
+    and his card's suit is the one to follow."""
+    hearts = [f"H{f}" for f in ("A", "2", "3", "4", "5")]
+    state = new_deal({F: ["EX"], OTHER: ["SK", "DA", *hearts[:2], "T5"], P: [*hearts[2:], "T6", "C2"]})
+    to_announcements(state, call="CK")
+    pass_announcements(state)
+    act(state, "play EX")
+    assert plays_of(state) == {str(c) for c in state.hand(OTHER)}
+    act(state, "play H2")
+    hearts_of_p = {str(c) for c in state.hand(P) if c.suit == "H"}
+    assert set(hearts[2:]) <= hearts_of_p and plays_of(state) == hearts_of_p
+
+
 # ---------------------------------------------------------------------------- AM-SC: the contracts
 
 
@@ -1165,10 +1205,6 @@ def trischaken(hands: dict[int, Sequence[str]], talon: Sequence[str], **options:
     return state
 
 
-def plays(state: DealState) -> set[str]:
-    return {a.split()[1] for a in legal(state)}
-
-
 SPADE_TALON = ["SA", "S7", "S10", "SJ", "SC", "SQ"]
 MUST_BEAT_HANDS = {
     D: ["S5", "S6", "S8", "T2", "T3", "T4", "T5", "T7", "T8", "T9", "T11"],
@@ -1189,14 +1225,14 @@ def test_trischaken_must_beat() -> None:
     Excuse may always be played; after a trump, any card of the led suit; void: a higher tarok."""
     state = trischaken(MUST_BEAT_HANDS, SPADE_TALON)
     act(state, "play S5")
-    assert plays(state) == {"S9", "SK", "EX"}  # F must beat S5 (S3 is too low); or the Excuse
+    assert plays_of(state) == {"S9", "SK", "EX"}  # F must beat S5 (S3 is too low); or the Excuse
     with pytest.raises(IllegalActionError) as err:
         act(state, "play S3")
     assert err.value.rule == "AM-TRI-3"
     act(state, "play S9")
-    assert plays(state) == {"S2", "S4"}  # OTHER cannot beat S9: any spade (G-TRICK-4 still binds)
+    assert plays_of(state) == {"S2", "S4"}  # OTHER cannot beat S9: any spade (G-TRICK-4 still binds)
     act(state, "play S4")
-    assert plays(state) == {"T6", "T10", "T12"}  # P is void: any tarok beats; T1 is not his last
+    assert plays_of(state) == {"T6", "T10", "T12"}  # P is void: any tarok beats; T1 is not his last
     with pytest.raises(IllegalActionError) as err:
         act(state, "play T1")
     assert err.value.rule == "AM-TRI-4"
@@ -1204,24 +1240,24 @@ def test_trischaken_must_beat() -> None:
     assert state.tricks[-1].winner == P
     # Trick 2: P leads T10; D must beat it with a tarok: only T11 does.
     act(state, "play T10")
-    assert plays(state) == {"T11"}
+    assert plays_of(state) == {"T11"}
     act(state, "play T11")
-    assert plays(state) == {str(c) for c in state.hand(F)}  # F: no tarok, cannot beat: anything
+    assert plays_of(state) == {str(c) for c in state.hand(F)}  # F: no tarok, cannot beat: anything
     act(state, "play SK")
-    assert plays(state) == {f"T{n}" for n in range(13, 22)}  # OTHER: a tarok above T11
+    assert plays_of(state) == {f"T{n}" for n in range(13, 22)}  # OTHER: a tarok above T11
     act(state, "play T20")
     # Trick 3: OTHER leads S2, P trumps with T12 (T1 not yet his last tarok); D then follows
     # spades with any spade: nothing of his beats a tarok.
     act(state, "play S2")
-    assert plays(state) == {"T12"}
+    assert plays_of(state) == {"T12"}
     act(state, "play T12")
-    assert plays(state) == {"S6", "S8"}
+    assert plays_of(state) == {"S6", "S8"}
     act(state, "play S6")
-    assert plays(state) == {"S3", "EX"}
+    assert plays_of(state) == {"S3", "EX"}
     act(state, "play EX")
     assert state.tricks[-1].winner == P and state.fool_debts == [(F, P, 3)]  # AM-TRI-5
     # Trick 4: T1 is now P's last tarok, so he may lead it.
-    assert "T1" in plays(state)
+    assert "T1" in plays_of(state)
 
 
 def test_trischaken_after_a_led_excuse() -> None:
@@ -1235,11 +1271,11 @@ def test_trischaken_after_a_led_excuse() -> None:
     }
     state = trischaken(hands, SPADE_TALON)
     act(state, "play EX")
-    assert plays(state) == {str(c) for c in state.hand(F)} - {"T1"}
+    assert plays_of(state) == {str(c) for c in state.hand(F)} - {"T1"}
     act(state, "play H5")
-    assert plays(state) == {"H9"}
+    assert plays_of(state) == {"H9"}
     act(state, "play H9")
-    assert plays(state) == {f"T{n}" for n in range(15, 22)}
+    assert plays_of(state) == {f"T{n}" for n in range(15, 22)}
     act(state, "play T15")
     assert state.tricks[-1].winner == P and state.fool_debts == [(D, P, 1)]
 
@@ -1252,12 +1288,12 @@ def test_trischaken_excuse_led_after_seventeen_tricks_does_not_win() -> None:
         OTHER: ["T3", "T4"],
     }
     state = trischaken(hands, SPADE_TALON)
-    assert plays(state) == {str(c) for c in state.hand(D)}
+    assert plays_of(state) == {str(c) for c in state.hand(D)}
     for n in range(21, 4, -1):
         act(state, f"play T{n}")
         for _ in range(3):
             if state.current_player == P and n == 21:
-                assert plays(state) == {"T2"}  # AM-TRI-4: T1 only as the last tarok
+                assert plays_of(state) == {"T2"}  # AM-TRI-4: T1 only as the last tarok
             state.apply(state.legal_actions()[0])
         assert state.tricks[-1].winner == D
     act(state, "play EX")

@@ -83,6 +83,7 @@ class Match:
         if result.annulled and self.variant.redeal is not None:
             self._stakes_paid = True  # DK-DEAL-2: same dealer, no pot payment repeated (G-SEAT-5, G-SEAT-7)
             return result
+        # Any other deal, an annulled `american` one (AM-DEAL-2) included, is a dealer turn (G-SEAT-7).
         self._stakes_paid = False
         self.turns_done += 1
         step = 1 if self.variant.clockwise else -1
