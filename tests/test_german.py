@@ -800,6 +800,16 @@ def test_g54_fool_3_not_forced_while_following_suit():
     assert legal(s) == {"play EX", "play S5"}
 
 
+def test_g54_a_fool_holder_who_does_not_follow_breaks_g_trick_4():
+    """G-TRICK-4, not G54-FOOL-3: the holder could follow suit, so the Excuse was not forced."""
+    m_hand = ["EX", "S5", *[p for p in PIPS if p[0] in "HDC"][:23]]
+    s = to_first_trick(deal3({2: ["SK"], 1: m_hand}))
+    act(s, "play SK")
+    with pytest.raises(IllegalActionError) as err:
+        act(s, "play H2")
+    assert err.value.rule == "G-TRICK-4"
+
+
 # The "follower" deal: F (seat 2) leads ten taroks, then Spades and Hearts from the top; M
 # (seat 1) follows and keeps T1 and EX; the dealer (seat 0) holds only Diamonds and Clubs.
 F_TAROKS = T(12, 21)

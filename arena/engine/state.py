@@ -914,7 +914,8 @@ class DealState:
         if FOOL in hand and v.fool_last_trick is not None and not leading:
             if self.trick_no >= v.fool_last_trick:
                 return "the Excuse must be played no later than trick 23", "G54-FOOL-2"
-            return "a holder without taroks must play the Excuse when void in the led suit", "G54-FOOL-3"
+            if self._legal_plays(seat) == [A.PLAY[FOOL]]:
+                return "a holder without taroks must play the Excuse when void in the led suit", "G54-FOOL-3"
         if self._must_redesignate() and action.suit is None:
             return "nobody can follow the designated suit: name a new suit with the card", "G-TRICK-3"
         if action.suit is not None and not (leading and card == FOOL) and not self._must_redesignate():
