@@ -192,7 +192,8 @@ def _messages(path: Path) -> Iterator[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("variant", "options"), [("grosstarock", {}), ("danish", {}), ("german-1754", {"players": "4"})]
+    ("variant", "options"),
+    [("grosstarock", {}), ("danish", {}), ("german-1754", {"players": "4"}), ("american", {})],
 )
 def test_no_message_holds_a_card_its_seat_may_not_know(
     tmp_path: Path, variant: str, options: dict[str, str]
@@ -209,7 +210,15 @@ def test_no_message_holds_a_card_its_seat_may_not_know(
             record = line["record"]
             start = DealState(cfg.variant, record["dealer"], [Card.parse(c) for c in record["deck"]])
             hands[line["deal"]] = [set(h) for h in start.hands]
-            shown[line["deal"]] = {Card.parse(c) for c in replay_record(record).skat_public.get("shown", [])}  # type: ignore[union-attr]
+            final = replay_record(record)
+            # Public by rule: Danish skat cards shown (DK-SKAT-4), the Rufer/Dreier talon (AM-TAL-1),
+            # the cards of shown American combinations (AM-COMB-1).
+            public = {Card.parse(c) for c in final.skat_public.get("shown", [])}  # type: ignore[union-attr]
+            if final.talon_visible:
+                public |= set(final.talon)
+            for declaration in final.declarations:
+                public |= declaration.combination.shown
+            shown[line["deal"]] = public
     checked = 0
     for seat, log in enumerate(logs):
         played_cards: dict[int, set[Card]] = {}
