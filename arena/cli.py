@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Further commands live beside the code they drive; each module has
 # `register(commands, bench_targets)` adding its subparsers (with `run` and `parser` defaults).
-COMMAND_MODULES: tuple[str, ...] = ("arena.ladder.cli", "arena.conformance.cli")
+COMMAND_MODULES: tuple[str, ...] = ("arena.ladder.cli", "arena.conformance.cli", "arena.replay.cli")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,400 @@
+"""`arena replay verify|show|html|ask` and `arena bench replay` (registered by arena.cli).
+
+Exit status, as for every arena command: 0 when all holds, 1 for a replay that does not hold or
+cannot be read (with what does hold still checked, shown or written), 2 for a wrong command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .verify import Replay, ReplayReadError, verify_replay
+
+
+def register(commands: Any, bench_targets: Any) -> None:
+    replay = commands.add_parser(
+        "replay",
+        help="verify, show, draw or re-ask a match's replay log",
+        description="Tools for the replay logs the referee writes (replays/FORMAT.md).",
+    )
+    tools = replay.add_subparsers(dest="tool", metavar="TOOL", required=True)
+
+    verify = tools.add_parser(
+        "verify",
+        help="re-run every deal through the engine",
+        description="Re-run every deal of each replay log through the engine: every action must be legal "
+        "and every recorded result, score and fault substitute must match. Exit 0 when all holds; "
+        "otherwise 1 with the first discrepancy (deal, step, seat, what was expected). A damaged or "
+        "truncated file is checked up to the damage.",
+    )
+    verify.add_argument(
+        "files", type=Path, nargs="+", metavar="FILE", help="replay log (.jsonl or .jsonl.part)"
+    )
+    verify.add_argument("--json", action="store_true", help="one JSON object per file")
+    verify.add_argument("--stats", action="store_true", help="also print the actions verified per second")
+    verify.add_argument(
+        "--jobs",
+        type=_positive,
+        default=_cores(),
+        metavar="N",
+        help=f"files checked at once, one process each (default: the cores here, {_cores()})",
+    )
+    verify.set_defaults(run=_cmd_verify, parser=verify)
+
+    show = tools.add_parser(
+        "show",
+        help="print a match trick by trick",
+        description="Print the deals of a replay trick by trick: every hand, each decision with its think "
+        "time and clock, faults, declarations, running card points and payments. With --seat only "
+        "what that seat knew: its hand, the actions it was offered, its time.",
+    )
+    show.add_argument("file", type=Path, metavar="FILE")
+    show.add_argument("--deal", type=_index, metavar="K", help="only deal K (from 0)")
+    show.add_argument("--seat", type=_index, metavar="N", help="only what seat N knew")
+    show.add_argument(
+        "--from",
+        dest="start",
+        type=_index,
+        default=0,
+        metavar="STEP",
+        help="start at decision STEP of each deal",
+    )
+    show.set_defaults(run=_cmd_show, parser=show)
+
+    page = tools.add_parser(
+        "html",
+        help="write a self-contained page that steps through the match",
+        description="Write one HTML file (no network needed) that steps through the match with the keyboard "
+        "and buttons, with every hand or one seat's view.",
+    )
+    page.add_argument("file", type=Path, metavar="FILE")
+    page.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.html")
+    page.set_defaults(run=_cmd_html, parser=page)
+
+    bench = bench_targets.add_parser(
+        "replay",
+        help="`arena replay verify` against `arena bench engine`, in actions per second",
+        description="Verify replay logs in a loop and play random deals through the engine for as long, "
+        "in alternating slices, and print both rates in actions per second.",
+    )
+    bench.add_argument(
+        "files",
+        type=Path,
+        nargs="*",
+        metavar="FILE",
+        help="replay logs (default: the samples in replays/samples)",
+    )
+    bench.add_argument("--seconds", type=_seconds, default=3.0, metavar="S", help="per side (default 3)")
+    bench.add_argument(
+        "--jobs", type=_positive, default=_cores(), metavar="N", help="processes for the all-cores rate"
+    )
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench, parser=bench)
+
+    ask = tools.add_parser(
+        "ask",
+        help="ask a bot again about a recorded decision",
+        description="Rebuild the seat's view at decision STEP of deal K, launch the bot command (with "
+        "ARENA_ADDRESS and ARENA_TOKEN, as arena play does), ask it over the real protocol with the time "
+        "the seat had then (or no clock), and print its answer beside the recorded one. Exit 0 when "
+        "the bot answered, 1 when it gave no legal answer.",
+    )
+    ask.add_argument("file", type=Path, metavar="FILE")
+    ask.add_argument("--deal", type=_index, required=True, metavar="K")
+    ask.add_argument(
+        "--step", type=_index, required=True, metavar="N", help="the decision's step in the deal"
+    )
+    ask.add_argument("--bot", required=True, metavar="CMD", help="the bot command, e.g. 'python my_bot.py'")
+    ask.add_argument("--no-clock", action="store_true", help="no time limit: wait for the bot")
+    ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    ask.set_defaults(run=_cmd_ask, parser=ask)
+
+
+def _index(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of 0 or more, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _index(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < 3600:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
+def _fail(args: argparse.Namespace, message: str) -> None:
+    print(f"arena replay {args.tool}: {' '.join(message.split())}", file=sys.stderr)
+
+
+def load(args: argparse.Namespace, path: Path) -> Replay | None:
+    """The verified replay with its decisions, or None (after saying why) when nothing can be read."""
+    try:
+        replay = verify_replay(path, collect=True)
+    except ReplayReadError as exc:
+        _fail(args, str(exc))
+        return None
+    if replay.variant is None:  # the header itself is unusable
+        _fail(args, f"{path}: {replay.problem}")
+        return None
+    return replay
+
+
+def check_position(
+    args: argparse.Namespace, replay: Replay, deal: int | None, seat: int | None, step: int | None
+) -> None:
+    """Exit 2 (argparse) when --deal, --seat or the step is not in this replay."""
+    parser: argparse.ArgumentParser = args.parser
+    if seat is not None and seat >= replay.seats:
+        parser.error(f"--seat {seat}: the replay has seats 0–{replay.seats - 1}")
+    indices = [d.index for d in replay.deals]
+    if deal is not None and deal not in indices:
+        known = f"deals 0–{indices[-1]}" if indices else "no deal"
+        parser.error(f"--deal {deal}: the replay has {known}")
+    if step is not None and step > 0:
+        for log in replay.deals:
+            if (deal is None or log.index == deal) and step > len(log.decisions):
+                parser.error(f"--from {step}: deal {log.index} has decisions 0–{len(log.decisions) - 1}")
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    status = 0
+    for verdict in verdicts(args.files, args.jobs):
+        if "read_error" in verdict:
+            _fail(args, verdict["read_error"])
+            status = 1
+            continue
+        what, summary, header = verdict.pop("_what"), verdict.pop("_summary"), verdict.pop("_header")
+        if args.json:
+            print(json.dumps(verdict, ensure_ascii=False))
+        else:
+            path, rate = verdict["file"], verdict["actions_per_s"]
+            stats = f" · {rate:,.0f} actions/s" if args.stats and rate > 0 else ""
+            if verdict["ok"]:
+                print(f"{path}: ok · {what}{stats}")
+            else:
+                if header:
+                    print(f"{path}: holds before the problem: {summary}{stats}")
+                _fail(args, f"{path}: {verdict['problem']['text']}")
+        if not verdict["ok"]:
+            status = 1
+    return status
+
+
+def verdicts(paths: list[Path], jobs: int) -> Iterator[dict[str, Any]]:
+    """Each file's verdict, in order; with several files and jobs, checked in parallel."""
+    if jobs <= 1 or len(paths) < 2:
+        yield from map(check_file, paths)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: the workers start at once with the parent's imports; this command starts no thread.
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=context) as pool:
+        yield from pool.map(check_file, paths, chunksize=max(1, len(paths) // (4 * jobs)))
+
+
+def check_file(path: Path) -> dict[str, Any]:
+    """One file's verdict as plain data (it crosses from a worker process when files go in parallel)."""
+    try:
+        start = time.perf_counter()
+        replay = verify_replay(path)
+        seconds = time.perf_counter() - start
+    except ReplayReadError as exc:
+        return {"file": str(path), "read_error": str(exc)}
+    rate = replay.actions / seconds if seconds > 0 else 0.0
+    verdict = _verify_json(path, replay, seconds, rate)
+    verdict.update(_what=_what(replay), _summary=replay.summary(), _header=replay.variant is not None)
+    return verdict
+
+
+def _what(replay: Replay) -> str:
+    variant = replay.variant.name if replay.variant is not None else "?"
+    text = f"{variant} · {replay.summary()}"
+    if replay.match_end is not None:
+        text += f" · match {replay.match_end.get('termination')}"
+    elif replay.partial_file:
+        text += " · the match has not ended (a .part log)"
+        if replay.cut_tail:
+            text += "; its last line was cut off and is not read"
+    return text
+
+
+def _verify_json(path: Path, replay: Replay, seconds: float, rate: float) -> dict[str, Any]:
+    problem = replay.problem
+    return {
+        "file": str(path),
+        "ok": replay.ok,
+        "variant": replay.variant.name if replay.variant is not None else None,
+        "deals": replay.deals_done,
+        "actions": replay.actions,
+        "complete": replay.complete,
+        "cut_tail": replay.cut_tail,
+        "problem": None
+        if problem is None
+        else {
+            "kind": problem.kind,
+            "message": problem.message,
+            "line": problem.line,
+            "deal": problem.deal,
+            "step": problem.step,
+            "seat": problem.seat,
+            "expected": problem.expected,
+            "text": str(problem),
+        },
+        "seconds": round(seconds, 6),
+        "actions_per_s": round(rate, 1),
+    }
+
+
+# --------------------------------------------------------------------------- show and html
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .show import render
+
+    replay = load(args, args.file)
+    if replay is None:
+        return 1
+    check_position(args, replay, args.deal, args.seat, args.start)
+    render(replay, sys.stdout, deal=args.deal, seat=args.seat, start=args.start)
+    if replay.problem is not None:
+        sys.stdout.flush()
+        _fail(args, f"{args.file}: shown up to the problem: {replay.problem}")
+        return 1
+    return 0
+
+
+def _cmd_html(args: argparse.Namespace) -> int:
+    from .html import render_html
+
+    replay = load(args, args.file)
+    if replay is None:
+        return 1
+    page = render_html(replay)
+    try:
+        args.output.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        _fail(args, f"cannot write {args.output}: {exc.strerror or exc}")
+        return 1
+    print(
+        f"{args.output}: {len(replay.deals)} deals, {sum(len(d.decisions) for d in replay.deals)} decisions"
+    )
+    if replay.problem is not None:
+        _fail(args, f"{args.file}: drawn up to the problem: {replay.problem}")
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- ask
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    import logging
+    import shlex
+
+    from ..logs import configure
+    from .ask import ask_bot, describe
+
+    configure(logging.WARNING)  # the answer is the output; the server's own lines would bury it
+
+    replay = load(args, args.file)
+    if replay is None:
+        return 1
+    check_position(args, replay, args.deal, None, None)
+    decisions = len(replay.deal(args.deal).decisions)
+    if args.step >= decisions:
+        held = f"decisions 0–{decisions - 1}" if decisions else "no decision"
+        args.parser.error(f"--step {args.step}: deal {args.deal} has {held}")
+    try:
+        shlex.split(args.bot)
+    except ValueError as exc:
+        args.parser.error(f"--bot: {exc}")
+    try:
+        asked = ask_bot(replay, args.deal, args.step, args.bot, clock=not args.no_clock)
+    except OSError as exc:
+        _fail(args, f"cannot run the bot {args.bot!r}: {exc.strerror or exc}")
+        return 1
+    if args.json:
+        print(json.dumps(asked.to_dict(), ensure_ascii=False))
+    else:
+        print("\n".join(describe(replay, asked, args.bot)))
+    if asked.outcome != "answered":
+        tail = asked.bot_output.strip().splitlines()[-5:]
+        output = ("; its last output: " + " | ".join(tail)) if tail else ""
+        _fail(args, f"the bot gave no legal answer ({asked.outcome}: {asked.detail}){output}")
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- bench
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import bench_replay
+
+    files = args.files or sorted(SAMPLES.glob("*.jsonl"))
+    if not files:
+        args.parser.error(f"no replay logs given and none in {SAMPLES}")
+    try:
+        measured = bench_replay(files, args.seconds, args.jobs)
+    except (ReplayReadError, ValueError) as exc:
+        print(f"arena bench replay: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(measured, ensure_ascii=False))
+        return 0
+    print(f"replay bench: {len(files)} replay logs, {args.seconds:g} s per side, alternating")
+    print(f"{'variant':<44}{'actions':>9}{'verify/s':>12}{'engine/s':>12}{'ratio':>8}")
+    for row in measured["variants"]:
+        options = " ".join(f"{k}={v}" for k, v in row["options"].items())
+        label = f"{row['variant']} {options}".strip()
+        print(
+            f"{label:<44}{row['actions']:>9}{row['verify_actions_per_s']:>12,.0f}"
+            f"{row['engine_actions_per_s']:>12,.0f}{row['ratio']:>8.2f}"
+        )
+    total = measured["total"]
+    print(
+        f"{'all, one core each':<44}{total['actions']:>9}{total['verify_actions_per_s']:>12,.0f}"
+        f"{total['engine_actions_per_s']:>12,.0f}{total['ratio']:>8.2f}"
+    )
+    many = measured["processes"]
+    if many["jobs"] > 1:
+        print(
+            f"{'all, verify in ' + str(many['jobs']) + ' processes':<44}{total['actions']:>9}"
+            f"{many['verify_actions_per_s']:>12,.0f}{total['engine_actions_per_s']:>12,.0f}"
+            f"{many['ratio_to_engine_one_core']:>8.2f}"
+        )
+    return 0
+
+
+SAMPLES = Path(__file__).resolve().parent.parent.parent / "replays" / "samples"

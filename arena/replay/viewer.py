@@ -1,0 +1,441 @@
+"""The page of `arena replay html`: markup, style and script in one template, no network.
+
+`{{TITLE}}` and `{{DATA}}` are filled in by `arena.replay.html.render_html`; the data's shape is
+the one `replay_data` builds. Kept as a Python string so that it ships with the package.
+"""
+
+# ruff: noqa: E501  (lines of HTML, CSS and JavaScript, wrapped where they read best)
+
+PAGE = r"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{TITLE}}</title>
+<style>
+  :root { --felt: #1f5f3f; --ink: #1d1d1f; --muted: #666; --red: #c0262d; --accent: #f2b632; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 14px/1.35 system-ui, sans-serif; color: var(--ink); background: #eef0ea; }
+  header { padding: 8px 14px; background: #22313f; color: #fff; }
+  header h1 { font-size: 16px; margin: 0 0 2px; }
+  header .meta { color: #c8d2dc; font-size: 12px; }
+  nav { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; padding: 8px 14px; background: #dde3d8; }
+  nav button { font: inherit; padding: 3px 9px; border: 1px solid #8a9a88; border-radius: 4px; background: #fff;
+    cursor: pointer; }
+  nav button.on { background: var(--accent); border-color: #b5851a; font-weight: 600; }
+  nav #where { min-width: 190px; text-align: center; font-weight: 600; }
+  nav .sep { width: 14px; }
+  .banner { padding: 6px 14px; background: #fde2c8; border-bottom: 1px solid #e0a060; }
+  main { display: grid; grid-template-columns: minmax(560px, 1fr) 360px; gap: 10px; padding: 10px 14px; }
+  #table { display: grid; grid-template: "a top b" auto "left center right" 1fr "c bottom d" auto /
+    1fr 1.3fr 1fr; gap: 8px; min-height: 430px; padding: 10px; border-radius: 14px;
+    background: radial-gradient(circle at 50% 45%, #2d7a52, var(--felt)); }
+  .seat { background: rgba(255, 255, 255, .9); border-radius: 8px; padding: 6px 8px; align-self: center;
+    border: 2px solid transparent; }
+  .seat.acting { border-color: var(--accent); box-shadow: 0 0 0 3px rgba(242, 182, 50, .35); }
+  .seat.out { opacity: .55; }
+  .seat .name { font-weight: 600; font-size: 13px; }
+  .seat .info { color: var(--muted); font-size: 12px; }
+  .pos-bottom { grid-area: bottom; } .pos-top { grid-area: top; } .pos-left { grid-area: left; }
+  .pos-right { grid-area: right; }
+  .hand { display: flex; flex-wrap: wrap; gap: 2px; margin-top: 4px; }
+  .card { display: inline-flex; align-items: center; justify-content: center; min-width: 30px; height: 40px;
+    padding: 0 3px; border: 1px solid #999; border-radius: 4px; background: #fff; font-weight: 600;
+    font-size: 13px; color: var(--ink); }
+  .card.red { color: var(--red); }
+  .card.tarok { background: #fff6dc; border-color: #c9a94a; }
+  .card.fool { background: #e7dcff; border-color: #8a72c9; }
+  .card.back { background: repeating-linear-gradient(45deg, #3b5b8c, #3b5b8c 4px, #4a6ea8 4px, #4a6ea8 8px);
+    border-color: #2b4066; min-width: 20px; }
+  .card.chosen { outline: 3px solid var(--accent); }
+  .count { color: var(--muted); font-size: 12px; margin-left: 4px; align-self: center; }
+  #center { grid-area: center; display: flex; flex-direction: column; align-items: center; justify-content: center;
+    color: #fff; gap: 6px; }
+  #trick { display: flex; gap: 10px; min-height: 64px; }
+  #trick .play { display: flex; flex-direction: column; align-items: center; font-size: 12px; }
+  #trick .card { height: 52px; min-width: 40px; font-size: 16px; }
+  #trick.done { opacity: .75; }
+  #phase { font-size: 13px; color: #e6efe8; }
+  aside { display: flex; flex-direction: column; gap: 8px; }
+  aside section { background: #fff; border-radius: 8px; padding: 8px 10px; border: 1px solid #d3d8cf; }
+  aside h2 { font-size: 13px; margin: 0 0 4px; color: #22313f; }
+  .fault { color: #fff; background: var(--red); border-radius: 4px; padding: 2px 6px; display: inline-block;
+    margin-top: 4px; }
+  .note { color: #7a4b00; }
+  .legal { display: flex; flex-wrap: wrap; gap: 3px; margin-top: 4px; }
+  .legal .opt { border: 1px solid #bbb; border-radius: 3px; padding: 1px 4px; font-size: 12px; }
+  .legal .opt.chosen { background: var(--accent); border-color: #b5851a; font-weight: 600; }
+  table.nums { border-collapse: collapse; font-size: 12px; }
+  table.nums td, table.nums th { padding: 1px 6px; text-align: right; }
+  table.nums th { text-align: left; font-weight: 500; color: var(--muted); }
+  #timeline { position: relative; margin: 0 14px 14px; background: #fff; border-radius: 8px; border: 1px solid #d3d8cf;
+    padding: 6px 10px; max-height: 240px; overflow: auto; font-size: 12px; }
+  #timeline div { display: grid; grid-template-columns: 48px 60px 220px 70px 1fr; gap: 6px; cursor: pointer;
+    padding: 1px 2px; }
+  #timeline div.now { background: #fff1c9; }
+  #timeline div.faulty { color: var(--red); }
+  #timeline .bar { height: 8px; background: #8fb3d9; align-self: center; }
+  footer { padding: 0 14px 14px; color: var(--muted); font-size: 12px; }
+  kbd { border: 1px solid #aaa; border-radius: 3px; padding: 0 3px; background: #fff; }
+</style>
+</head>
+<body>
+<header><h1 id="title"></h1><div class="meta" id="meta"></div></header>
+<nav>
+  <button id="prev-deal" title="previous deal (PageUp)">◀◀ deal</button>
+  <button id="prev" title="previous decision (←)">◀ step</button>
+  <span id="where"></span>
+  <button id="next" title="next decision (→)">step ▶</button>
+  <button id="next-deal" title="next deal (PageDown)">deal ▶▶</button>
+  <span class="sep"></span><span>view:</span><span id="views"></span>
+</nav>
+<div id="banner" class="banner" hidden></div>
+<main>
+  <section id="table" aria-label="table">
+    <div id="center"><div id="phase"></div><div id="trick"></div><div id="trick-note"></div></div>
+  </section>
+  <aside>
+    <section id="decision" aria-label="decision"></section>
+    <section id="scores" aria-label="scores"></section>
+    <section id="deal-info" aria-label="deal"></section>
+  </aside>
+</main>
+<section id="timeline" aria-label="decisions of this deal"></section>
+<footer>Keys: <kbd>←</kbd> <kbd>→</kbd> decision · <kbd>PageUp</kbd> <kbd>PageDown</kbd> deal ·
+  <kbd>Home</kbd> <kbd>End</kbd> start and end of the deal · <kbd>a</kbd> every hand ·
+  <kbd>0</kbd>…<kbd>3</kbd> one seat's view. The position is in the address (#deal=…&amp;step=…&amp;seat=…).</footer>
+<script id="replay-data" type="application/json">{{DATA}}</script>
+<script>
+"use strict";
+const DATA = JSON.parse(document.getElementById("replay-data").textContent);
+const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+const pos = { deal: 0, step: 0, view: "all" };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+function card(code, extra) {
+  const node = el("span", { class: "card", "data-card": code });
+  if (code === "EX") { node.classList.add("fool"); node.textContent = "EX"; }
+  else if (code[0] === "T") { node.classList.add("tarok"); node.textContent = code; }
+  else {
+    node.textContent = code.slice(1) + SUITS[code[0]];
+    if (code[0] === "H" || code[0] === "D") node.classList.add("red");
+  }
+  if (extra) node.classList.add(extra);
+  return node;
+}
+
+function back() { return el("span", { class: "card back" }); }
+
+function signed(values) { return values.map(v => (v > 0 ? "+" + v : String(v))).join(" "); }
+
+function ms(value) { return value >= 10000 && value % 1000 === 0 ? value / 1000 + " s" : value + " ms"; }
+
+function readHash() {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const deal = parseInt(params.get("deal") || "0", 10);
+  const step = parseInt(params.get("step") || "0", 10);
+  const seat = params.get("seat") || "all";
+  pos.deal = Math.min(Math.max(isNaN(deal) ? 0 : deal, 0), Math.max(DATA.deals.length - 1, 0));
+  const frames = DATA.deals.length ? DATA.deals[pos.deal].frames.length : 1;
+  pos.step = Math.min(Math.max(isNaN(step) ? 0 : step, 0), frames - 1);
+  pos.view = /^[0-9]+$/.test(seat) && +seat < DATA.seats ? seat : "all";
+}
+
+function writeHash() {
+  history.replaceState(null, "", `#deal=${pos.deal}&step=${pos.step}&seat=${pos.view}`);
+}
+
+function go(deal, step) {
+  if (!DATA.deals.length) return;
+  if (deal < 0 || deal >= DATA.deals.length) return;
+  const frames = DATA.deals[deal].frames.length;
+  pos.deal = deal;
+  pos.step = Math.min(Math.max(step, 0), frames - 1);
+  render();
+}
+
+function stepBy(delta) {
+  const frames = DATA.deals[pos.deal].frames.length;
+  const step = pos.step + delta;
+  if (step >= frames) { if (pos.deal + 1 < DATA.deals.length) go(pos.deal + 1, 0); return; }
+  if (step < 0) { if (pos.deal > 0) go(pos.deal - 1, DATA.deals[pos.deal - 1].frames.length - 1); return; }
+  go(pos.deal, step);
+}
+
+function setView(view) { pos.view = view; render(); }
+
+function placeOf(seat) {
+  const viewer = pos.view === "all" ? 0 : +pos.view;
+  const rel = (seat - viewer + DATA.seats) % DATA.seats;
+  return (DATA.seats === 4 ? ["bottom", "left", "top", "right"] : ["bottom", "left", "right"])[rel];
+}
+
+function renderHeader() {
+  const options = Object.entries(DATA.options).map(([k, v]) => `${k}=${v}`).join(", ");
+  document.getElementById("title").textContent =
+    `${DATA.variant} (${options || "no options"}) · match ${DATA.matchId}`;
+  const c = DATA.clock;
+  document.getElementById("meta").textContent =
+    `seed ${DATA.seed} · ${DATA.dealerTurns} dealer turns · clock ${ms(c.perDecision)} per decision + bank ` +
+    `${ms(c.bank)}${c.increment ? " (+" + ms(c.increment) + ")" : ""} · fault policy ${DATA.faultPolicy} · ` +
+    DATA.names.map((n, i) => `seat ${i}: ${n}`).join(" · ");
+  const views = document.getElementById("views");
+  const buttons = [el("button", { "data-view": "all", text: "all hands" })];
+  for (let s = 0; s < DATA.seats; s++) buttons.push(el("button", { "data-view": String(s), text: `seat ${s}` }));
+  for (const b of buttons) { b.addEventListener("click", () => setView(b.dataset.view)); views.append(b); }
+  const banner = document.getElementById("banner");
+  const notes = [];
+  if (DATA.problem) notes.push("This replay stops being valid at: " + DATA.problem + ". Shown up to there.");
+  if (DATA.partial) notes.push("The match had not ended when this log was read (a .jsonl.part file).");
+  if (notes.length) { banner.textContent = notes.join(" "); banner.hidden = false; }
+}
+
+function render() {
+  writeHash();
+  for (const b of document.querySelectorAll("#views button")) b.classList.toggle("on", b.dataset.view === pos.view);
+  const table = document.getElementById("table");
+  for (const old of table.querySelectorAll(".seat")) old.remove();
+  if (!DATA.deals.length) { document.getElementById("where").textContent = "no deal in this replay"; return; }
+  const deal = DATA.deals[pos.deal];
+  const frame = deal.frames[pos.step];
+  const last = deal.frames.length - 1;
+  const viewer = pos.view === "all" ? null : +pos.view;
+  const pub = frame.public;
+  const d = frame.decision || null;
+  document.getElementById("where").textContent =
+    `deal ${deal.index} · ${pos.step < last ? "decision " + pos.step : "end"} of ${last}`;
+  document.getElementById("prev").disabled = pos.deal === 0 && pos.step === 0;
+  document.getElementById("next").disabled = pos.deal === DATA.deals.length - 1 && pos.step === last;
+  document.getElementById("prev-deal").disabled = pos.deal === 0;
+  document.getElementById("next-deal").disabled = pos.deal === DATA.deals.length - 1;
+
+  for (let seat = 0; seat < DATA.seats; seat++) {
+    const out = deal.sittingOut === seat;
+    const roles = [];
+    if (seat === deal.dealer) roles.push("dealer");
+    if (seat === deal.forehand) roles.push("forehand");
+    if (out) roles.push("sits out");
+    if (viewer === seat) roles.push("this view");
+    const box = el("div", { class: `seat pos-${placeOf(seat)}`, id: `seat-${seat}`, "data-seat": String(seat) },
+      el("div", { class: "name", text: `seat ${seat}${roles.length ? " · " + roles.join(", ") : ""}` }),
+      el("div", { class: "info", text: DATA.names[seat] || "" }),
+      el("div", { class: "info", text: `tricks ${pub.tricks_won[seat]} · card points ${frame.points[seat]}` }));
+    if (pub.to_act === seat) box.classList.add("acting");
+    if (out) box.classList.add("out");
+    const hand = el("div", { class: "hand", id: `hand-${seat}` });
+    const size = pub.hand_sizes[seat];
+    if (viewer === null || viewer === seat) {
+      const chosen = d && d.seat === seat && /^(play|discard) /.test(d.code) ? d.code.split(" ")[1] : null;
+      for (const code of frame.views[seat].hand) hand.append(card(code, code === chosen ? "chosen" : null));
+    } else {
+      for (let i = 0; i < Math.min(size, 28); i++) hand.append(back());
+    }
+    hand.append(el("span", { class: "count", text: `${size} cards` }));
+    box.append(hand);
+    const skat = frame.views[seat].skat;
+    if (skat && (viewer === null || viewer === seat)) {
+      const row = el("div", { class: "hand", id: `skat-${seat}` }, el("span", { class: "count", text: "skat:" }));
+      for (const code of skat) row.append(card(code));
+      box.append(row);
+    }
+    table.append(box);
+  }
+
+  const trick = document.getElementById("trick");
+  trick.replaceChildren();
+  trick.classList.remove("done");
+  const trickNote = document.getElementById("trick-note");
+  trickNote.textContent = "";
+  if (pub.trick && pub.trick.cards.length) {
+    for (const [seat, code] of pub.trick.cards) {
+      trick.append(el("div", { class: "play" }, card(code), el("span", { text: `seat ${seat}` })));
+    }
+    let text = `trick ${pub.trick_number}, led by seat ${pub.trick.leader}`;
+    if (pub.trick.designation) text += ` · Fool names ${SUITS[pub.trick.designation] || "taroks"}`;
+    trickNote.textContent = text;
+  } else if (frame.last) {
+    trick.classList.add("done");
+    for (const [seat, code] of frame.last.cards) {
+      trick.append(el("div", { class: "play" }, card(code), el("span", { text: `seat ${seat}` })));
+    }
+    trickNote.textContent = `trick ${frame.last.number}: seat ${frame.last.winner} won ${frame.last.points} card points`;
+  }
+  document.getElementById("phase").textContent = pub.phase === "end" ? "the deal is over" :
+    `${pub.phase}${pub.phase === "play" || pub.phase === "announce" ? " · trick " + pub.trick_number : ""}` +
+    (pub.to_act !== null && pub.to_act !== undefined ? ` · seat ${pub.to_act} to act` : "");
+
+  renderDecision(frame, d, viewer);
+  renderScores(deal, frame, viewer);
+  renderDealInfo(deal, frame, viewer);
+  renderTimeline(deal, viewer);
+}
+
+function renderDecision(frame, d, viewer) {
+  const box = document.getElementById("decision");
+  box.replaceChildren();
+  if (!d) {
+    box.append(el("h2", { text: "end of the deal" }));
+    box.append(el("div", { text: DATA.deals[pos.deal].result ? "every card is played" :
+      "the log stops here" }));
+  } else if (viewer === null || viewer === d.seat) {
+    const mine = viewer !== null;
+    box.append(el("h2", { text: mine ? `your decision (seat ${d.seat})` : `decision ${frame.step} · seat ${d.seat}` }));
+    box.append(el("div", { id: "answer", text: `${mine ? "answered" : "played"} ${d.action}` }));
+    box.append(el("div", { id: "think",
+      text: `think ${d.think} ms of ${d.limit} ms (${DATA.clock.perDecision} + bank ${d.bank})` }));
+    const legal = frame.views[d.seat].legal || [];
+    const list = el("div", { class: "legal", id: "offered" });
+    for (const option of legal) {
+      list.append(el("span", { class: "opt" + (option.code === d.code ? " chosen" : ""), text: option.text }));
+    }
+    box.append(el("div", { text: `offered ${legal.length}:` }), list);
+  } else {
+    box.append(el("h2", { text: `decision ${frame.step} · seat ${d.seat}` }));
+    box.append(el("div", { id: "answer", text: `seat ${d.seat} ${d.public}` }));
+  }
+  if (d && d.fault) {
+    const referee = viewer === null || viewer === d.seat ? ": the referee played it" : "";
+    box.append(el("div", { class: "fault", id: "fault", text: `${d.fault.kind} fault: ${d.fault.detail}${referee}` }));
+  }
+  for (const note of frame.notes) {
+    if (viewer === null || note.seat === viewer) box.append(el("div", { class: "note", text: "⚡ " + note.text }));
+  }
+}
+
+function renderScores(deal, frame, viewer) {
+  const box = document.getElementById("scores");
+  box.replaceChildren(el("h2", { text: "scores" }));
+  const rows = el("table", { class: "nums" });
+  const head = el("tr", {}, el("th", { text: "" }));
+  for (let s = 0; s < DATA.seats; s++) head.append(el("th", { text: `seat ${s}` }));
+  rows.append(head);
+  const row = (label, values) => {
+    const tr = el("tr", {}, el("th", { text: label }));
+    for (const v of values) tr.append(el("td", { text: String(v) }));
+    rows.append(tr);
+  };
+  row("tricks", frame.public.tricks_won);
+  row("card points", frame.points);
+  const end = frame.public.result;
+  if (end) {
+    row("deal points", end.card_points);
+    row("deltas", signed(end.deltas).split(" "));
+    if (deal.scores) row("match", deal.scores);
+  }
+  box.append(rows);
+  if (end && Object.keys(end.pots || {}).length) {
+    box.append(el("div", { text: "pots " + Object.entries(end.pots).map(([k, v]) => `${k} ${v > 0 ? "+" : ""}${v}`).join(" ") }));
+  }
+  if (end && viewer === null && deal.result) {
+    const ledger = el("div", { class: "info" });
+    ledger.textContent = "payments: " + deal.result.ledger.map(t =>
+      `${typeof t.from === "number" ? "seat " + t.from : t.from}→${typeof t.to === "number" ? "seat " + t.to : t.to}` +
+      ` ${t.amount} (${t.rule})`).join(", ");
+    box.append(ledger);
+  }
+  if (pos.deal === DATA.deals.length - 1 && end && DATA.matchEnd) {
+    box.append(el("div", { text: `match ${DATA.matchEnd.termination} · final ${DATA.matchEnd.scores.join(" ")}` }));
+  }
+}
+
+function renderDealInfo(deal, frame, viewer) {
+  const box = document.getElementById("deal-info");
+  box.replaceChildren(el("h2", { text: `deal ${deal.index}` }));
+  const pots = Object.entries(deal.pots);
+  box.append(el("div", { text: `dealer seat ${deal.dealer} · forehand seat ${deal.forehand}` +
+    (pots.length ? " · pots " + pots.map(([k, v]) => `${k} ${v}`).join(" ") : "") }));
+  for (const decl of frame.public.declarations) {
+    box.append(el("div", { text: `seat ${decl.seat} declared ${decl.name}${decl.suit ? " " + (SUITS[decl.suit] || decl.suit) : ""}` +
+      ` (${decl.size} cards, ${decl.value} from each)` }));
+  }
+  for (const a of frame.public.announcements || []) {
+    box.append(el("div", { text: `seat ${a.seat} announced ${a.name} before trick ${a.trick}` }));
+  }
+  const pub = frame.public;
+  if (pub.contract) {
+    box.append(el("div", { id: "contract", text: `contract ${pub.contract}` +
+      (pub.declarer !== undefined ? ` · declarer seat ${pub.declarer}` : "") +
+      (pub.called ? ` · called ${pub.called}` : "") }));
+  }
+  const partners = viewer === null ? frame.views.map(v => v.partner) : [frame.views[viewer].partner];
+  const partner = partners.find(p => p !== undefined);
+  if (partner !== undefined) {
+    box.append(el("div", { text: partner === -1 ? "the declarer plays alone" : `the declarer's partner: seat ${partner}` }));
+  }
+  const talon = pub.talon || (viewer === null && frame.talon.length ? frame.talon : null);
+  if (talon) {
+    const row = el("div", { class: "hand", id: "talon" }, el("span", { class: "count", text: pub.talon ? "talon:" : "talon (hidden):" }));
+    for (const code of talon) row.append(card(code));
+    box.append(row);
+  }
+  const shown = frame.public.skat_public;
+  if (shown) {
+    box.append(el("div", { text: `skat: ${shown.taroks} tarok(s) laid away` +
+      (shown.shown && shown.shown.length ? "; shown " + shown.shown.join(" ") : "") }));
+  }
+}
+
+function renderTimeline(deal, viewer) {
+  const box = document.getElementById("timeline");
+  box.replaceChildren();
+  const longest = Math.max(1, ...deal.frames.map(f => (f.decision ? f.decision.think : 0)));
+  for (const frame of deal.frames) {
+    const d = frame.decision;
+    if (!d) continue;
+    if (viewer !== null && frame.step > pos.step) break;  // a seat knows nothing of what comes later
+    const own = viewer === null || viewer === d.seat;
+    const line = el("div", { "data-step": String(frame.step) },
+      el("span", { text: "#" + frame.step }), el("span", { text: "seat " + d.seat }),
+      el("span", { text: own ? d.action : d.public }),
+      el("span", { text: own ? d.think + " ms" : "" }),
+      own ? el("span", { class: "bar", style: `width:${Math.max(2, (100 * d.think) / longest)}%` }) : el("span"));
+    if (frame.step === pos.step) line.classList.add("now");
+    if (d.fault) line.classList.add("faulty");
+    line.addEventListener("click", () => go(pos.deal, frame.step));
+    box.append(line);
+  }
+  const now = box.querySelector(".now");
+  if (now) {  // scroll the list only, never the page
+    const top = now.offsetTop;
+    if (top < box.scrollTop || top + now.offsetHeight > box.scrollTop + box.clientHeight) {
+      box.scrollTop = top - box.clientHeight / 2;
+    }
+  }
+}
+
+document.getElementById("prev").addEventListener("click", () => stepBy(-1));
+document.getElementById("next").addEventListener("click", () => stepBy(1));
+document.getElementById("prev-deal").addEventListener("click", () => go(pos.deal - 1, 0));
+document.getElementById("next-deal").addEventListener("click", () => go(pos.deal + 1, 0));
+document.addEventListener("keydown", event => {
+  if (event.altKey || event.ctrlKey || event.metaKey) return;
+  const deal = DATA.deals[pos.deal];
+  const keys = {
+    ArrowRight: () => stepBy(1), ArrowLeft: () => stepBy(-1),
+    PageDown: () => go(pos.deal + 1, 0), PageUp: () => go(pos.deal - 1, 0),
+    ArrowDown: () => go(pos.deal + 1, 0), ArrowUp: () => go(pos.deal - 1, 0),
+    Home: () => go(pos.deal, 0), End: () => go(pos.deal, deal ? deal.frames.length - 1 : 0),
+    a: () => setView("all"),
+  };
+  let action = keys[event.key];
+  if (!action && /^[0-9]$/.test(event.key) && +event.key < DATA.seats) action = () => setView(event.key);
+  if (action) { event.preventDefault(); action(); }
+});
+window.addEventListener("hashchange", () => { readHash(); render(); });
+renderHeader();
+readHash();
+render();
+</script>
+</body>
+</html>
+"""
