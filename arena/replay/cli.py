@@ -374,27 +374,34 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         print(json.dumps(measured, ensure_ascii=False))
         return 0
     print(f"replay bench: {len(files)} replay logs, {args.seconds:g} s per side, alternating")
-    print(f"{'variant':<44}{'actions':>9}{'verify/s':>12}{'engine/s':>12}{'ratio':>8}")
+    print(f"{'variant':<36}{'actions':>9}{'verify/s':>12}{'engine/s':>12}{'ratio':>8}")
     for row in measured["variants"]:
-        options = " ".join(f"{k}={v}" for k, v in row["options"].items())
+        options = " ".join(f"{k}={v}" for k, v in row["options"].items() if v != _default(row["variant"], k))
         label = f"{row['variant']} {options}".strip()
         print(
-            f"{label:<44}{row['actions']:>9}{row['verify_actions_per_s']:>12,.0f}"
+            f"{label:<36}{row['actions']:>9}{row['verify_actions_per_s']:>12,.0f}"
             f"{row['engine_actions_per_s']:>12,.0f}{row['ratio']:>8.2f}"
         )
     total = measured["total"]
     print(
-        f"{'all, one core each':<44}{total['actions']:>9}{total['verify_actions_per_s']:>12,.0f}"
+        f"{'all, one core each':<36}{total['actions']:>9}{total['verify_actions_per_s']:>12,.0f}"
         f"{total['engine_actions_per_s']:>12,.0f}{total['ratio']:>8.2f}"
     )
     many = measured["processes"]
     if many["jobs"] > 1:
         print(
-            f"{'all, verify in ' + str(many['jobs']) + ' processes':<44}{total['actions']:>9}"
+            f"{'all, verify in ' + str(many['jobs']) + ' processes':<36}{total['actions']:>9}"
             f"{many['verify_actions_per_s']:>12,.0f}{total['engine_actions_per_s']:>12,.0f}"
             f"{many['ratio_to_engine_one_core']:>8.2f}"
         )
     return 0
+
+
+def _default(variant: str, option: str) -> str | None:
+    from ..engine import OPTIONS
+
+    spec = OPTIONS.get(variant, {}).get(option)
+    return spec.choices[0] if spec is not None else None
 
 
 SAMPLES = Path(__file__).resolve().parent.parent.parent / "replays" / "samples"
