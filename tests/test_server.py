@@ -102,7 +102,10 @@ def test_faults_are_handled_recorded_and_other_matches_go_on(tmp_path: Path) -> 
     """Illegal answers, a timeout, a crash, a reconnect and an oversized message, at once."""
     tight = TimeControl(per_decision_ms=800, bank_ms=0, increment_ms=0)
     jobs = [
-        (config("grosstarock", time_control=tight), [bot("illegal-always"), bot("sleep:3"), bot("exit:5")]),
+        (
+            config("grosstarock", time_control=tight),
+            [bot("illegal-always"), bot(f"sleep:3,record:{tmp_path / 'seat1.jsonl'}"), bot("exit:5")],
+        ),
         (config("danish", reconnect_grace_s=5.0), [bot("reconnect:4"), bot("oversize:6"), bot("illegal")]),
         (config("german-1754"), [bot(), bot(), bot()]),
     ]
@@ -118,6 +121,12 @@ def test_faults_are_handled_recorded_and_other_matches_go_on(tmp_path: Path) -> 
     assert (2, "crash") in kinds
     assert {seat for seat, _ in kinds} == {0, 1, 2}
     assert faulty.exit_codes[2] == 3
+    faulted = [ln for ln in lines if ln["type"] == "action" and "fault" in ln]
+    illegal = next(ln for ln in faulted if ln["fault"]["kind"] == "illegal")
+    assert "the last:" in illegal["fault"]["detail"]  # the full reason is in the replay log …
+    seen = (tmp_path / "seat1.jsonl").read_text()
+    assert '"kind": "illegal"' in seen and "too many invalid answers" in seen
+    assert "the last:" not in seen  # … but the other seats learn nothing of seat 0's hand
     timeouts = [
         line for line in lines if line["type"] == "action" and line.get("fault", {}).get("kind") == "timeout"
     ]

@@ -101,7 +101,12 @@ class MatchState(Enum):
 class Fault:
     seat: int
     kind: str
-    detail: str
+    detail: str  # for the replay log and the faulting bot: may name cards of its hand
+
+    @property
+    def public_detail(self) -> str:
+        """What the other seats may read: an illegal answer's reason would tell them about the hand."""
+        return "too many invalid answers" if self.kind == "illegal" else self.detail
 
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "kind": self.kind, "detail": self.detail}
@@ -538,7 +543,9 @@ class MatchRunner:
             if fault.kind == "timeout":
                 seat.bank_ms = 0
             self.broadcast(
-                pb.Event(deal=deal, fault=pb.Fault(seat=seat.index, kind=fault.kind, detail=fault.detail))
+                pb.Event(
+                    deal=deal, fault=pb.Fault(seat=seat.index, kind=fault.kind, detail=fault.public_detail)
+                )
             )
             self.log.warning(
                 "fault", seat=seat.index, kind=fault.kind, detail=fault.detail, deal=deal, step=step
