@@ -8,6 +8,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import structlog
 import trio
@@ -43,19 +44,39 @@ def bot_environment(address: str, token: str, seat: int) -> dict[str, str]:
     return env
 
 
-async def _run_bot(
-    runner: MatchRunner, seat: int, command: str, env: dict[str, str], log_path: Path, codes: list[int | None]
-) -> None:
-    with log_path.open("wb") as stderr:
-        process = await trio.lowlevel.open_process(
-            shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr
-        )
+class BotOwner(Protocol):
+    """What a launched bot reports to: a match or a position runner."""
+
+    match_id: str
+    done: trio.Event
+
+    def mark_crashed(self, seat: int, detail: str) -> None: ...
+
+
+async def launch_bot(
+    owner: BotOwner, seat: int, token: str, command: str, address: str, log_path: Path | None = None
+) -> int | None:
+    """Run a bot command for `seat` (with ARENA_ADDRESS and ARENA_TOKEN) until it exits.
+
+    Its output goes to `log_path` (else nowhere). A process that ends before its match does, or
+    cannot start, is reported as crashed. Cancelled, it terminates the process, then kills it.
+    Returns the exit status (None when it could not start)."""
+    env = bot_environment(address, token, seat)
+    sink: Any = log_path.open("ab") if log_path is not None else subprocess.DEVNULL
+    try:
+        try:
+            process = await trio.lowlevel.open_process(
+                shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
+            )
+        except (OSError, ValueError) as exc:  # no such program, or an empty or unbalanced command
+            owner.mark_crashed(seat, f"cannot start the bot {command!r}: {exc}")
+            return None
         try:
             code = await process.wait()
-            codes[seat] = code
-            if not runner.done.is_set():
-                runner.mark_crashed(seat, f"the bot process exited with status {code}")
-                log.warning("bot exited", match_id=runner.match_id, seat=seat, status=code)
+            if not owner.done.is_set():
+                owner.mark_crashed(seat, f"the bot process exited with status {code}")
+                log.warning("bot exited", match_id=owner.match_id, seat=seat, status=code)
+            return code
         finally:
             if process.returncode is None:
                 process.terminate()
@@ -63,6 +84,15 @@ async def _run_bot(
                     await process.wait()
                 if process.returncode is None:
                     process.kill()
+    finally:
+        if log_path is not None:
+            sink.close()
+
+
+async def _run_bot(
+    runner: MatchRunner, seat: int, command: str, address: str, log_path: Path, codes: list[int | None]
+) -> None:
+    codes[seat] = await launch_bot(runner, seat, runner.seats[seat].token, command, address, log_path)
 
 
 async def play_matches(
@@ -82,9 +112,10 @@ async def play_matches(
             result = PlayResult(runner, [None] * len(bots))
             results.append(result)
             for seat, command in enumerate(bots):
-                env = bot_environment(f"{host}:{port}", runner.seats[seat].token, seat)
                 log_path = logs / f"{runner.match_id}-seat{seat}.log"
-                nursery.start_soon(_run_bot, runner, seat, command, env, log_path, result.exit_codes)
+                nursery.start_soon(
+                    _run_bot, runner, seat, command, f"{host}:{port}", log_path, result.exit_codes
+                )
         for result in results:
             await result.runner.done.wait()
         with trio.move_on_after(3):  # let the bots see MatchEnd and exit by themselves

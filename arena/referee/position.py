@@ -61,14 +61,12 @@ import enum
 import itertools
 import math
 import secrets
-import shlex
-import subprocess
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import grpc
 import structlog
@@ -584,33 +582,9 @@ async def launch_bot(
     Its output goes to `log_path` (else nowhere). When the process ends before the runner is done,
     or cannot be started, the runner is told (`mark_crashed`). Cancelled, it terminates the
     process. Returns the exit status (None when it could not start)."""
-    from ..play import bot_environment
+    from ..play import launch_bot as launch
 
-    env = bot_environment(address, runner.token, runner.seat)
-    sink: Any = log_path.open("ab") if log_path is not None else subprocess.DEVNULL
-    try:
-        try:
-            process = await trio.lowlevel.open_process(
-                shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
-            )
-        except (OSError, ValueError) as exc:  # no such program, or an empty or unbalanced command
-            runner.mark_crashed(runner.seat, f"cannot start the bot {command!r}: {exc}")
-            return None
-        try:
-            code = await process.wait()
-            if not runner.done.is_set():
-                runner.mark_crashed(runner.seat, f"the bot process exited with status {code}")
-            return code
-        finally:
-            if process.returncode is None:
-                process.terminate()
-                with trio.move_on_after(2), trio.CancelScope(shield=True):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-    finally:
-        if log_path is not None:
-            sink.close()
+    return await launch(runner, runner.seat, runner.token, command, address, log_path)
 
 
 async def ask(
