@@ -98,12 +98,20 @@ def _declaration(data: Mapping[str, Any]) -> arena_pb2.Declaration:
     return message
 
 
-def view_message(view: Mapping[str, Any]) -> arena_pb2.View:
+def view_message(view: Mapping[str, Any], trick_cache: list[arena_pb2.Trick] | None = None) -> arena_pb2.View:
     """The `View` message of an `observation(state, seat)` dict.
 
     Every field of `View` is filled. Keys of the dict that are not part of a view
     (`legal_actions`, sent in the `DecisionRequest`; `result`, sent in `DealEnded`) are ignored.
+    `trick_cache`, one list per deal shared by all seats, keeps the completed tricks encoded:
+    they never change and every view holds them all, so each is encoded once.
     """
+    tricks = view.get("tricks", ())
+    if trick_cache is None:
+        encoded = [_trick(t, int(t["number"]), int(t["winner"])) for t in tricks]
+    else:
+        trick_cache.extend(_trick(t, int(t["number"]), int(t["winner"])) for t in tricks[len(trick_cache) :])
+        encoded = trick_cache[: len(tricks)]
     to_act = view.get("to_act")
     sitting_out = view.get("sitting_out")
     trick_number = int(view.get("trick_number", 0))
@@ -120,7 +128,7 @@ def view_message(view: Mapping[str, Any]) -> arena_pb2.View:
         hand_sizes=[int(n) for n in view.get("hand_sizes", ())],
         tricks_won=[int(n) for n in view.get("tricks_won", ())],
         declarations=[_declaration(d) for d in view.get("declarations", ())],
-        tricks=[_trick(t, int(t["number"]), int(t["winner"])) for t in view.get("tricks", ())],
+        tricks=encoded,
         skat=[str(c) for c in view.get("skat", ())],
         announcements=[
             arena_pb2.Announcement(seat=int(a["seat"]), name=str(a["name"]), trick=int(a["trick"]))

@@ -304,3 +304,18 @@ def test_designations_and_the_empty_trick_in_progress() -> None:
         if seen_designation:
             break
     assert seen_designation
+
+
+def test_the_trick_cache_encodes_the_same_views() -> None:
+    """A deal's shared trick cache gives every seat exactly the message built without it."""
+    rng = random.Random(11)
+    for name in ("grosstarock", "american"):
+        variant = find_variant(name)
+        state = DealState(variant, 0, deck_for(11, 0))
+        cache: list[pb.Trick] = []
+        while not state.is_terminal():
+            for seat in range(variant.seats):
+                view = observation(state, seat)
+                assert view_message(view, cache) == view_message(view)
+            state.apply(rng.choice(state.legal_actions()))
+        assert len(cache) == len(state.tricks) - 1  # the last trick ends the deal before any view

@@ -182,6 +182,7 @@ class MatchRunner:
         self._all_ready = trio.Event()
         self._request_ids = iter(range(1, 2**62))
         self.decisions = 0
+        self._trick_cache: list[pb.Trick] = []  # the deal's completed tricks, encoded once for every view
         self.request_sizes: list[int] = []  # the first requests' sizes, for `arena bench server`
         self.log = log.bind(match_id=match_id)
 
@@ -400,6 +401,7 @@ class MatchRunner:
         while not match.is_over():
             deal = match.deal_index
             state = match.start_deal()
+            self._trick_cache = []
             notes: list[dict[str, Any]] = []
             self._write(
                 {
@@ -478,7 +480,7 @@ class MatchRunner:
         request = pb.DecisionRequest(
             request_id=next(self._request_ids),
             deal=deal,
-            view=view_message(observation(state, seat.index)),
+            view=view_message(observation(state, seat.index), self._trick_cache),
             legal_actions=legal_messages(legal),
             time_limit_ms=limit_ms,
             bank_ms=seat.bank_ms,
