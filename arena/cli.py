@@ -29,6 +29,7 @@ from arena.engine import (
     find_variant,
     replay_record,
 )
+from arena.files import InputFileError, read_input_text
 
 
 class CliError(Exception):
@@ -369,15 +370,9 @@ def _result_key_order(key: str) -> tuple[int, str]:
 
 def _load_record(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CliError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CliError(f"{path}: is a directory, not a deal record") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{path}: not a UTF-8 text file") from None
-    except OSError as exc:
-        raise CliError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = read_input_text(path, "a deal record")
+    except InputFileError as exc:
+        raise CliError(str(exc)) from None
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -35,7 +35,6 @@ from .cards import (
     SUITS,
     TAROK,
     Card,
-    format_cards,
 )
 from .combos import Combination
 from .errors import ActionError, IllegalActionError
@@ -649,7 +648,7 @@ class DealState:
 
     def _start_trick(self) -> None:
         if self.trick_no == self.variant.trick_count:
-            self._end_of_play()
+            self._finish(annulled=False)
             return
         self.trick_no += 1
         t = self.trick_no
@@ -845,8 +844,6 @@ class DealState:
         )
         self._start_trick()
 
-    def _end_of_play(self) -> None:
-        self._finish(annulled=False)
 
     def _finish(self, annulled: bool) -> None:
         self.annulled = annulled
@@ -1007,11 +1004,6 @@ class DealState:
             f"trick={self.trick_no} turn={self.turn}>"
         )
 
-    def describe(self) -> str:
-        lines = [repr(self)]
-        for seat in range(self.seats):
-            lines.append(f"  seat {seat}: {format_cards(self.hands[seat])}")
-        return "\n".join(lines)
 
 
 def check_deck(deck: Iterable[object]) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import ConfigError, Variant, find_variant
+from ..files import InputFileError, read_input_text
 from ..referee.runner import TimeControl
 
 SEATINGS = ("permutations", "rotations")
@@ -188,15 +189,9 @@ class _Reader:
 def load_ladder(path: Path) -> LadderConfig:
     """Read and check a ladder file."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LadderFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise LadderFileError(f"{path}: is a directory, not a ladder file") from None
-    except UnicodeDecodeError:
-        raise LadderFileError(f"{path}: not a UTF-8 text file") from None
-    except OSError as exc:
-        raise LadderFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = read_input_text(path, "a ladder file")
+    except InputFileError as exc:
+        raise LadderFileError(str(exc)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

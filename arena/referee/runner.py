@@ -182,6 +182,7 @@ class MatchRunner:
         self._all_ready = trio.Event()
         self._request_ids = iter(range(1, 2**62))
         self.decisions = 0
+        self._writer: ReplayWriter | None = None  # opened when the match runs
         self._trick_cache: list[pb.Trick] = []  # the deal's completed tricks, encoded once for every view
         self.request_sizes: list[int] = []  # the first requests' sizes, for `arena bench server`
         self.log = log.bind(match_id=match_id)
@@ -308,8 +309,6 @@ class MatchRunner:
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
             self._writer.write(line)
-
-    _writer: ReplayWriter | None = None
 
     def broadcast(self, event: pb.Event) -> None:
         """Queue a public event for every seat (it goes out with the seat's next message)."""

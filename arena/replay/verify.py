@@ -42,6 +42,7 @@ from ..engine import (
     Variant,
     find_variant,
 )
+from ..files import InputFileError, read_input
 from .log import REPLAY_FORMAT, REPLAY_VERSION
 
 # The referee's vocabulary (arena.referee.runner), kept here so that reading a replay needs no gRPC.
@@ -200,13 +201,9 @@ class _Stop(Exception):
 
 def read_replay_bytes(path: Path) -> bytes:
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise ReplayReadError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ReplayReadError(f"{path}: is a directory, not a replay log") from None
-    except OSError as exc:
-        raise ReplayReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return read_input(path, "a replay log")
+    except InputFileError as exc:
+        raise ReplayReadError(str(exc)) from None
 
 
 def verify_replay(path: Path, collect: bool = False) -> Replay:
