@@ -220,9 +220,11 @@ def test_no_message_holds_a_card_its_seat_may_not_know(
             start = DealState(cfg.variant, record["dealer"], [Card.parse(c) for c in record["deck"]])
             hands[line["deal"]] = [set(h) for h in start.hands]
             final = replay_record(record)
-            # Public by rule: Danish skat cards shown (DK-SKAT-4), the Rufer/Dreier talon (AM-TAL-1),
-            # the cards of shown American combinations (AM-COMB-1).
+            # Public by rule: Danish skat cards shown (DK-SKAT-4), the called card's name (AM-CALL-1),
+            # the Rufer/Dreier talon (AM-TAL-1), the cards of shown American combinations (AM-COMB-1).
             public = {Card.parse(c) for c in final.skat_public.get("shown", [])}  # type: ignore[union-attr]
+            if final.called is not None:
+                public.add(final.called)
             if final.talon_visible:
                 public |= set(final.talon)
             for declaration in final.declarations:
