@@ -445,3 +445,169 @@ class SpectateRequest(_message.Message):
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+
+class RegisterBotRequest(_message.Message):
+    __slots__ = ("name", "variants")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RegisterBotResponse(_message.Message):
+    __slots__ = ("bot", "token")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    bot: BotInfo
+    token: str
+    def __init__(self, bot: _Optional[_Union[BotInfo, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
+
+class ListBotsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListBotsResponse(_message.Message):
+    __slots__ = ("bots",)
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    bots: _containers.RepeatedCompositeFieldContainer[BotInfo]
+    def __init__(self, bots: _Optional[_Iterable[_Union[BotInfo, _Mapping]]] = ...) -> None: ...
+
+class BotNameRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class BotInfo(_message.Message):
+    __slots__ = ("name", "variants", "state", "reason", "paused_until_ms", "registered_ms", "connected")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    REGISTERED_MS_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    state: str
+    reason: str
+    paused_until_ms: int
+    registered_ms: int
+    connected: bool
+    def __init__(self, name: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., paused_until_ms: _Optional[int] = ..., registered_ms: _Optional[int] = ..., connected: _Optional[bool] = ...) -> None: ...
+
+class GetStandingsRequest(_message.Message):
+    __slots__ = ("variant", "recent")
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    variant: str
+    recent: int
+    def __init__(self, variant: _Optional[str] = ..., recent: _Optional[int] = ...) -> None: ...
+
+class GetStandingsResponse(_message.Message):
+    __slots__ = ("standings",)
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    standings: _containers.RepeatedCompositeFieldContainer[Standing]
+    def __init__(self, standings: _Optional[_Iterable[_Union[Standing, _Mapping]]] = ...) -> None: ...
+
+class Standing(_message.Message):
+    __slots__ = ("bot", "variant", "rating", "mu", "sigma", "matches", "deals", "mean_score_per_deal", "decisions", "faults", "fault_rate", "state", "recent")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    MU_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    DEALS_FIELD_NUMBER: _ClassVar[int]
+    MEAN_SCORE_PER_DEAL_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
+    FAULT_RATE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    RECENT_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    variant: str
+    rating: float
+    mu: float
+    sigma: float
+    matches: int
+    deals: int
+    mean_score_per_deal: float
+    decisions: int
+    faults: int
+    fault_rate: float
+    state: str
+    recent: _containers.RepeatedCompositeFieldContainer[RecentMatch]
+    def __init__(self, bot: _Optional[str] = ..., variant: _Optional[str] = ..., rating: _Optional[float] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., deals: _Optional[int] = ..., mean_score_per_deal: _Optional[float] = ..., decisions: _Optional[int] = ..., faults: _Optional[int] = ..., fault_rate: _Optional[float] = ..., state: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[RecentMatch, _Mapping]]] = ...) -> None: ...
+
+class RecentMatch(_message.Message):
+    __slots__ = ("match_id", "finished_ms", "seat", "seats", "scores", "termination", "replay")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_MS_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    TERMINATION_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    finished_ms: int
+    seat: int
+    seats: _containers.RepeatedScalarFieldContainer[str]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    termination: str
+    replay: str
+    def __init__(self, match_id: _Optional[str] = ..., finished_ms: _Optional[int] = ..., seat: _Optional[int] = ..., seats: _Optional[_Iterable[str]] = ..., scores: _Optional[_Iterable[int]] = ..., termination: _Optional[str] = ..., replay: _Optional[str] = ...) -> None: ...
+
+class LobbyJoin(_message.Message):
+    __slots__ = ("variants", "max_matches", "bot_version", "protocol_version")
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    max_matches: int
+    bot_version: str
+    protocol_version: int
+    def __init__(self, variants: _Optional[_Iterable[str]] = ..., max_matches: _Optional[int] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ...) -> None: ...
+
+class LobbyMessage(_message.Message):
+    __slots__ = ("welcome", "seated", "paused")
+    WELCOME_FIELD_NUMBER: _ClassVar[int]
+    SEATED_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    welcome: Welcome
+    seated: Seated
+    paused: Paused
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., seated: _Optional[_Union[Seated, _Mapping]] = ..., paused: _Optional[_Union[Paused, _Mapping]] = ...) -> None: ...
+
+class Welcome(_message.Message):
+    __slots__ = ("bot_name", "variants", "max_matches")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    max_matches: int
+    def __init__(self, bot_name: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., max_matches: _Optional[int] = ...) -> None: ...
+
+class Seated(_message.Message):
+    __slots__ = ("match_id", "seat_token", "seat", "variant", "seat_names")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seat_token: str
+    seat: int
+    variant: str
+    seat_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., seat: _Optional[int] = ..., variant: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Paused(_message.Message):
+    __slots__ = ("reason", "until_ms")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    until_ms: int
+    def __init__(self, reason: _Optional[str] = ..., until_ms: _Optional[int] = ...) -> None: ...

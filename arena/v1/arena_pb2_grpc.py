@@ -111,6 +111,9 @@ class AdminServiceStub:
     """---------------------------------------------------------------------------
     Administration and spectators
 
+    Every call needs the operator credential in the metadata:
+    authorization: Bearer <operator token>
+    (`arena serve` writes it to its --operator-token-file); without it: UNAUTHENTICATED.
     """
 
     def __init__(self, channel):
@@ -139,12 +142,40 @@ class AdminServiceStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.SpectateRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.Event.FromString,
                 _registered_method=True)
+        self.RegisterBot = channel.unary_unary(
+                '/grosstarock.arena.v1.AdminService/RegisterBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.RegisterBotRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RegisterBotResponse.FromString,
+                _registered_method=True)
+        self.ListBots = channel.unary_unary(
+                '/grosstarock.arena.v1.AdminService/ListBots',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListBotsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListBotsResponse.FromString,
+                _registered_method=True)
+        self.RevokeBot = channel.unary_unary(
+                '/grosstarock.arena.v1.AdminService/RevokeBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.BotNameRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.BotInfo.FromString,
+                _registered_method=True)
+        self.ResumeBot = channel.unary_unary(
+                '/grosstarock.arena.v1.AdminService/ResumeBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.BotNameRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.BotInfo.FromString,
+                _registered_method=True)
+        self.GetStandings = channel.unary_unary(
+                '/grosstarock.arena.v1.AdminService/GetStandings',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetStandingsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.GetStandingsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
     """---------------------------------------------------------------------------
     Administration and spectators
 
+    Every call needs the operator credential in the metadata:
+    authorization: Bearer <operator token>
+    (`arena serve` writes it to its --operator-token-file); without it: UNAUTHENTICATED.
     """
 
     def CreateMatch(self, request, context):
@@ -173,6 +204,40 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterBot(self, request, context):
+        """The standing arena's registered bots (see LobbyService).
+        Registers a bot and returns its secret token, once: the server keeps only a hash.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBots(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeBot(self, request, context):
+        """Refuses the bot's token from now on and closes its open streams (lobby and matches).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeBot(self, request, context):
+        """Lifts a pause for faults (see LobbyService) before it runs out.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetStandings(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -196,6 +261,31 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     request_deserializer=arena_dot_v1_dot_arena__pb2.SpectateRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.Event.SerializeToString,
             ),
+            'RegisterBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.RegisterBotRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RegisterBotResponse.SerializeToString,
+            ),
+            'ListBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBots,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListBotsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListBotsResponse.SerializeToString,
+            ),
+            'RevokeBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.BotNameRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.BotInfo.SerializeToString,
+            ),
+            'ResumeBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.BotNameRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.BotInfo.SerializeToString,
+            ),
+            'GetStandings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStandings,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetStandingsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.GetStandingsResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'grosstarock.arena.v1.AdminService', rpc_method_handlers)
@@ -208,6 +298,9 @@ class AdminService:
     """---------------------------------------------------------------------------
     Administration and spectators
 
+    Every call needs the operator credential in the metadata:
+    authorization: Bearer <operator token>
+    (`arena serve` writes it to its --operator-token-file); without it: UNAUTHENTICATED.
     """
 
     @staticmethod
@@ -308,6 +401,291 @@ class AdminService:
             '/grosstarock.arena.v1.AdminService/Spectate',
             arena_dot_v1_dot_arena__pb2.SpectateRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.Event.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/grosstarock.arena.v1.AdminService/RegisterBot',
+            arena_dot_v1_dot_arena__pb2.RegisterBotRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RegisterBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/grosstarock.arena.v1.AdminService/ListBots',
+            arena_dot_v1_dot_arena__pb2.ListBotsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/grosstarock.arena.v1.AdminService/RevokeBot',
+            arena_dot_v1_dot_arena__pb2.BotNameRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.BotInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/grosstarock.arena.v1.AdminService/ResumeBot',
+            arena_dot_v1_dot_arena__pb2.BotNameRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.BotInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStandings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/grosstarock.arena.v1.AdminService/GetStandings',
+            arena_dot_v1_dot_arena__pb2.GetStandingsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.GetStandingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class LobbyServiceStub:
+    """---------------------------------------------------------------------------
+    The standing arena
+
+    An operator registers a bot (`arena bots register NAME`) and hands its owner the bot
+    token. The bot, run wherever its owner likes, opens a lobby stream with that token:
+
+    authorization: Bearer <bot token>
+
+    bot    -> LobbyJoin                   (the variants it plays, how many matches at once)
+    server -> Welcome
+    server -> Seated                      (each time the bot is seated at a new table)
+    ...                                   (for as long as the bot keeps the stream open)
+
+    For every Seated the bot opens a BotService.Play stream with the seat token it carries
+    and plays that match as described above; it stays in the lobby meanwhile. Matches are
+    rated (OpenSkill) and listed in the standings.
+
+    Errors that end a lobby stream, or refuse it:
+    * UNAUTHENTICATED: unknown or revoked bot token. A revoked token is refused at once,
+    and its open streams (lobby and matches) are closed.
+    * INVALID_ARGUMENT: a variant the bot is not registered for, or that the arena does not run.
+    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason and
+    when the pause ends. The server also sends `Paused` on an open stream before closing it.
+    * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
+    open lobby streams as it may play matches at once. The trailing metadata
+    `retry-after-ms` says when to try again.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Join = channel.unary_stream(
+                '/grosstarock.arena.v1.LobbyService/Join',
+                request_serializer=arena_dot_v1_dot_arena__pb2.LobbyJoin.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.LobbyMessage.FromString,
+                _registered_method=True)
+
+
+class LobbyServiceServicer:
+    """---------------------------------------------------------------------------
+    The standing arena
+
+    An operator registers a bot (`arena bots register NAME`) and hands its owner the bot
+    token. The bot, run wherever its owner likes, opens a lobby stream with that token:
+
+    authorization: Bearer <bot token>
+
+    bot    -> LobbyJoin                   (the variants it plays, how many matches at once)
+    server -> Welcome
+    server -> Seated                      (each time the bot is seated at a new table)
+    ...                                   (for as long as the bot keeps the stream open)
+
+    For every Seated the bot opens a BotService.Play stream with the seat token it carries
+    and plays that match as described above; it stays in the lobby meanwhile. Matches are
+    rated (OpenSkill) and listed in the standings.
+
+    Errors that end a lobby stream, or refuse it:
+    * UNAUTHENTICATED: unknown or revoked bot token. A revoked token is refused at once,
+    and its open streams (lobby and matches) are closed.
+    * INVALID_ARGUMENT: a variant the bot is not registered for, or that the arena does not run.
+    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason and
+    when the pause ends. The server also sends `Paused` on an open stream before closing it.
+    * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
+    open lobby streams as it may play matches at once. The trailing metadata
+    `retry-after-ms` says when to try again.
+    """
+
+    def Join(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_LobbyServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Join': grpc.unary_stream_rpc_method_handler(
+                    servicer.Join,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.LobbyJoin.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.LobbyMessage.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'grosstarock.arena.v1.LobbyService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('grosstarock.arena.v1.LobbyService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class LobbyService:
+    """---------------------------------------------------------------------------
+    The standing arena
+
+    An operator registers a bot (`arena bots register NAME`) and hands its owner the bot
+    token. The bot, run wherever its owner likes, opens a lobby stream with that token:
+
+    authorization: Bearer <bot token>
+
+    bot    -> LobbyJoin                   (the variants it plays, how many matches at once)
+    server -> Welcome
+    server -> Seated                      (each time the bot is seated at a new table)
+    ...                                   (for as long as the bot keeps the stream open)
+
+    For every Seated the bot opens a BotService.Play stream with the seat token it carries
+    and plays that match as described above; it stays in the lobby meanwhile. Matches are
+    rated (OpenSkill) and listed in the standings.
+
+    Errors that end a lobby stream, or refuse it:
+    * UNAUTHENTICATED: unknown or revoked bot token. A revoked token is refused at once,
+    and its open streams (lobby and matches) are closed.
+    * INVALID_ARGUMENT: a variant the bot is not registered for, or that the arena does not run.
+    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason and
+    when the pause ends. The server also sends `Paused` on an open stream before closing it.
+    * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
+    open lobby streams as it may play matches at once. The trailing metadata
+    `retry-after-ms` says when to try again.
+    """
+
+    @staticmethod
+    def Join(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/grosstarock.arena.v1.LobbyService/Join',
+            arena_dot_v1_dot_arena__pb2.LobbyJoin.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.LobbyMessage.FromString,
             options,
             channel_credentials,
             insecure,
