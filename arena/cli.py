@@ -7,6 +7,7 @@ wrong command line (argparse's usage message).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -144,6 +145,23 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=50051, help="port (default 50051; 0 picks a free one)")
     serve.add_argument("--replay-dir", type=Path, default=Path("replays/matches"), metavar="DIR")
+    serve.add_argument(
+        "--store",
+        default="arena.db",
+        metavar="PATH|URL",
+        help="the standing arena's store: a SQLite file (default arena.db) or a postgresql:// URL",
+    )
+    serve.add_argument(
+        "--arena-config", type=Path, metavar="TOML", help="the standing arena's settings ([arena] table)"
+    )
+    serve.add_argument(
+        "--operator-token-file",
+        type=Path,
+        default=Path("arena.operator-token"),
+        metavar="FILE",
+        help="the admin service's credential; created with a new token if missing (default "
+        "arena.operator-token)",
+    )
     serve.set_defaults(run=_cmd_serve, parser=serve)
 
     play = commands.add_parser(
@@ -174,7 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Further commands live beside the code they drive; each module has
 # `register(commands, bench_targets)` adding its subparsers (with `run` and `parser` defaults).
-COMMAND_MODULES: tuple[str, ...] = ("arena.ladder.cli", "arena.conformance.cli", "arena.replay.cli")
+COMMAND_MODULES: tuple[str, ...] = (
+    "arena.ladder.cli",
+    "arena.conformance.cli",
+    "arena.replay.cli",
+    "arena.standing.cli",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -429,18 +452,40 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     from arena.logs import configure
     from arena.server.app import serve
+    from arena.server.auth import load_operator_token
+    from arena.standing.lobby import ArenaConfig
+    from arena.standing.store import Store, StoreError
 
     configure()
+    try:
+        arena = ArenaConfig.from_toml(args.arena_config) if args.arena_config else ArenaConfig()
+        operator_token = load_operator_token(args.operator_token_file)
+        store = Store(args.store)
+    except (OSError, ValueError, EngineError, StoreError) as exc:
+        raise CliError(str(exc)) from None
 
     async def serve_until_signalled() -> None:
         async with trio.open_nursery() as nursery:
             with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                nursery.start_soon(serve, args.host, args.port, args.replay_dir)
+                nursery.start_soon(
+                    functools.partial(
+                        serve,
+                        args.host,
+                        args.port,
+                        args.replay_dir,
+                        store=store,
+                        arena=arena,
+                        operator_token=operator_token,
+                    )
+                )
                 async for _ in signals:  # a graceful stop: running matches are aborted, logs kept
                     nursery.cancel_scope.cancel()
                     break
 
-    trio.run(serve_until_signalled)
+    try:
+        trio.run(serve_until_signalled)
+    finally:
+        store.close()
     return 0
 
 

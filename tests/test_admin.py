@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 import trio
@@ -25,10 +26,61 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 
+OPERATOR_TOKEN = "operator-secret"
+
+
+class _Details(NamedTuple):
+    method: str
+    timeout: float | None
+    metadata: Any
+    credentials: Any
+    wait_for_ready: Any
+    compression: Any
+
+
+class WithToken(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
+    """Adds `authorization: Bearer <token>` to every call of a channel."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def _details(self, details: Any) -> _Details:
+        metadata = [*(details.metadata or ()), ("authorization", f"Bearer {self.token}")]
+        return _Details(
+            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready, None
+        )
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._details(details), request)
+
+
+def admin_channel(address: str, token: str = OPERATOR_TOKEN) -> grpc.Channel:
+    return grpc.intercept_channel(grpc.insecure_channel(address), WithToken(token))
+
+
 def _admin_session(address: str, replay_dir: Path) -> dict[str, Any]:
     """Everything a client does, on plain sync gRPC: create, spectate, play, list, fetch."""
     out: dict[str, Any] = {}
-    with grpc.insecure_channel(address) as channel:
+    with grpc.insecure_channel(address) as bare:
+        for call in (
+            lambda: pb_grpc.AdminServiceStub(bare).ListMatches(pb.ListMatchesRequest()),
+            lambda: pb_grpc.AdminServiceStub(bare).CreateMatch(pb.CreateMatchRequest(variant="danish")),
+            lambda: list(pb_grpc.AdminServiceStub(bare).Spectate(pb.SpectateRequest(match_id="0" * 16))),
+        ):
+            try:
+                call()
+            except grpc.RpcError as error:
+                out.setdefault("without_token", []).append(error.code())
+    with grpc.insecure_channel(address) as bare:
+        wrong = grpc.intercept_channel(bare, WithToken("not-the-operator"))
+        try:
+            pb_grpc.AdminServiceStub(wrong).ListMatches(pb.ListMatchesRequest())
+        except grpc.RpcError as error:
+            out["wrong_token"] = error.code()
+    with admin_channel(address) as channel:
         admin = pb_grpc.AdminServiceStub(channel)
         try:
             admin.CreateMatch(pb.CreateMatchRequest(variant="no-such-game"))
@@ -82,7 +134,8 @@ def _admin_session(address: str, replay_dir: Path) -> dict[str, Any]:
 def test_admin_service_spectators_health_and_reflection(tmp_path: Path) -> None:
     async def scenario() -> dict[str, Any]:
         async with trio.open_nursery() as nursery:
-            _hub, port = await nursery.start(serve, "127.0.0.1", 0, tmp_path)
+            start = functools.partial(serve, operator_token=OPERATOR_TOKEN)
+            _hub, port = await nursery.start(start, "127.0.0.1", 0, tmp_path)
             result: dict[str, Any] = await trio.to_thread.run_sync(
                 _admin_session, f"127.0.0.1:{port}", tmp_path
             )
@@ -90,6 +143,8 @@ def test_admin_service_spectators_health_and_reflection(tmp_path: Path) -> None:
             return result
 
     out = trio.run(scenario)
+    assert out["without_token"] == [grpc.StatusCode.UNAUTHENTICATED] * 3
+    assert out["wrong_token"] == grpc.StatusCode.UNAUTHENTICATED
     assert out["bad_variant"] == grpc.StatusCode.INVALID_ARGUMENT
     assert out["tokens"] == 3
     assert out["listed_running"] == ["waiting"]
@@ -135,11 +190,14 @@ def test_arena_serve_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
         [sys.executable, "-m", "arena", "serve", "--port", "0", "--replay-dir", str(tmp_path)],
         stderr=subprocess.PIPE,
         text=True,
+        cwd=tmp_path,  # where the default store and operator token file go
     )
     try:
         assert server.stderr is not None
         listening = json.loads(server.stderr.readline())  # JSON log lines when not on a terminal
         assert listening["event"] == "server listening"
+        token_file = tmp_path / "arena.operator-token"
+        assert (tmp_path / "arena.db").is_file() and token_file.stat().st_mode & 0o777 == 0o600
         with grpc.insecure_channel(f"127.0.0.1:{listening['port']}") as channel:
             status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
         assert status.status == health_pb2.HealthCheckResponse.SERVING

@@ -205,6 +205,7 @@ def test_the_grpcurl_walkthrough_runs(tmp_path: Path) -> None:
         [sys.executable, "-m", "arena", "serve", "--port", "0", "--replay-dir", str(tmp_path)],
         stderr=subprocess.PIPE,
         text=True,
+        cwd=tmp_path,  # the store and the operator token file go here, where the commands run
     )
     seen: dict[str, str] = {}
     try:
@@ -215,7 +216,9 @@ def test_the_grpcurl_walkthrough_runs(tmp_path: Path) -> None:
             for name in PLACEHOLDER.findall(line):
                 assert name in seen, f"{command}: <{name}> was not in an earlier output"
                 line = line.replace(f"<{name}>", seen[name])
-            done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=60, env=env)
+            done = subprocess.run(
+                ["bash", "-c", line], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path
+            )
             output = [text.strip() for text in (done.stdout + done.stderr).splitlines()]
             failing = any(text.startswith("ERROR:") for text in documented)
             assert (done.returncode != 0) == failing, f"{command}\n{done.stdout}{done.stderr}"

@@ -9,7 +9,6 @@ match that was in flight is played again from the start.
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import time
@@ -29,7 +28,7 @@ from .launch import BotProcess
 from .progress import Progress
 from .schedule import ScheduledMatch, build_schedule
 from .stats import Ratings
-from .store import DealRow, FaultRow, MatchRecord, Store, latest_ratings
+from .store import DealRow, FaultRow, MatchRecord, Store, latest_ratings, read_replay
 
 log = structlog.get_logger(component="ladder")
 
@@ -69,37 +68,6 @@ class PlayedMatch:
             faults=self.faults,
             exits=self.exits,
         )
-
-
-def read_replay(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow]]:
-    """The deals and faults of a finished match, from its replay log (replays/FORMAT.md)."""
-    deals: list[DealRow] = []
-    faults: list[FaultRow] = []
-    with path.open(encoding="utf-8") as lines:
-        for text in lines:
-            line = json.loads(text)
-            kind = line["type"]
-            if kind == "deal":
-                record = line["record"]
-                result = record["result"]
-                acted = {action["seat"] for action in record["actions"]}
-                deals.append(
-                    DealRow(
-                        deal=line["deal"],
-                        points=list(result["deltas"]),
-                        card_points=list(result["card_points"]),
-                        annulled=bool(result["annulled"]),
-                        active=[seat in acted for seat in range(seats)],
-                    )
-                )
-            elif kind == "action" and "fault" in line:
-                fault = line["fault"]
-                faults.append(
-                    FaultRow(line["seat"], fault["kind"], fault["detail"], line["deal"], line["step"])
-                )
-            elif kind == "fault":
-                faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
-    return deals, faults
 
 
 class MatchPlayer:
@@ -157,7 +125,7 @@ class MatchPlayer:
                     await process.stop()
         played.finished = time.time()
         if runner.replay_path is not None:
-            played.deals, played.faults = read_replay(runner.replay_path, len(scheduled.bots))
+            played.deals, played.faults, _ = read_replay(runner.replay_path, len(scheduled.bots))
         return played
 
     def _start(

@@ -148,6 +148,41 @@ class MatchRecord:
     exits: list[tuple[int | None, bool]] = field(default_factory=list)  # (status, crashed) by seat
 
 
+def read_replay(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow], list[int]]:
+    """The deals, the faults and each seat's decisions of a finished match, from its replay log
+    (replays/FORMAT.md)."""
+    deals: list[DealRow] = []
+    faults: list[FaultRow] = []
+    decisions = [0] * seats
+    with path.open(encoding="utf-8") as lines:
+        for text in lines:
+            line = json.loads(text)
+            kind = line["type"]
+            if kind == "deal":
+                record = line["record"]
+                result = record["result"]
+                acted = {action["seat"] for action in record["actions"]}
+                deals.append(
+                    DealRow(
+                        deal=line["deal"],
+                        points=list(result["deltas"]),
+                        card_points=list(result["card_points"]),
+                        annulled=bool(result["annulled"]),
+                        active=[seat in acted for seat in range(seats)],
+                    )
+                )
+            elif kind == "action":
+                decisions[line["seat"]] += 1
+                if "fault" in line:
+                    fault = line["fault"]
+                    faults.append(
+                        FaultRow(line["seat"], fault["kind"], fault["detail"], line["deal"], line["step"])
+                    )
+            elif kind == "fault":
+                faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
+    return deals, faults, decisions
+
+
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         if not path.is_file():

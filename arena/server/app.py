@@ -25,8 +25,12 @@ from grpc_reflection.v1alpha import reflection
 
 from ..engine import EngineError, find_variant
 from ..referee.runner import MatchConfig, MatchRunner, MatchState, TimeControl
+from ..standing.lobby import ArenaConfig, Lobby
+from ..standing.service import LobbyServicer, StandingAdmin
+from ..standing.store import Store
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
+from .auth import OperatorCredential, bearer_token
 from .bridge import BotLink, Bridge, Close
 
 log = structlog.get_logger()
@@ -54,6 +58,7 @@ class Hub:
         self.matches: dict[str, MatchRunner] = {}
         # Read from the aio thread to authenticate streams; written only here.
         self.tokens: dict[str, tuple[MatchRunner, int]] = {}
+        self.lobby: Lobby | None = None  # the standing arena, when the server has a store
 
     def create_match(self, config: MatchConfig, tokens: Mapping[int, str] | None = None) -> MatchRunner:
         """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's)."""
@@ -129,13 +134,6 @@ def config_from_request(request: pb.CreateMatchRequest) -> MatchConfig:
     )
 
 
-def _token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-            return value[len("Bearer ") :].strip()
-    return ""
-
-
 class BotServicer(pb_grpc.BotServiceServicer):
     def __init__(self, hub: Hub, bridge: Bridge) -> None:
         self.hub = hub
@@ -144,7 +142,7 @@ class BotServicer(pb_grpc.BotServiceServicer):
     async def Play(
         self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
-        token = _token(context)
+        token = bearer_token(context.invocation_metadata())
         entry = self.hub.tokens.get(token) if token else None
         if entry is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or unknown seat token")
@@ -178,10 +176,15 @@ class BotServicer(pb_grpc.BotServiceServicer):
             self.bridge.to_trio(runner.detach, seat, link)
 
 
-class AdminServicer(pb_grpc.AdminServiceServicer):
-    def __init__(self, hub: Hub, bridge: Bridge) -> None:
+class AdminServicer(StandingAdmin, pb_grpc.AdminServiceServicer):
+    """Matches, replays and spectators; bots and standings (`StandingAdmin`).
+    The operator credential is checked before any of these runs (`OperatorCredential`)."""
+
+    def __init__(self, hub: Hub, bridge: Bridge, store: Store | None) -> None:
         self.hub = hub
         self.bridge = bridge
+        self.store = store
+        self.lobby = hub.lobby
 
     async def CreateMatch(
         self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -233,6 +236,8 @@ class AioServerThread:
     trio_token: trio.lowlevel.TrioToken
     host: str
     port: int
+    store: Store | None = None
+    operator_token: str | None = None
     port_bound: int = 0
 
     def __post_init__(self) -> None:
@@ -267,14 +272,22 @@ class AioServerThread:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         bridge = Bridge(self.trio_token, self._loop)
-        server = grpc.aio.server(options=SERVER_OPTIONS, maximum_concurrent_rpcs=20_000)
+        server = grpc.aio.server(
+            options=SERVER_OPTIONS,
+            maximum_concurrent_rpcs=20_000,
+            interceptors=[OperatorCredential(self.operator_token)],
+        )
         pb_grpc.add_BotServiceServicer_to_server(BotServicer(self.hub, bridge), server)  # type: ignore[no-untyped-call]
-        pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.hub, bridge), server)  # type: ignore[no-untyped-call]
+        admin = AdminServicer(self.hub, bridge, self.store)
+        pb_grpc.add_AdminServiceServicer_to_server(admin, server)  # type: ignore[no-untyped-call]
+        lobby = LobbyServicer(self.hub.lobby, self.store, bridge)
+        pb_grpc.add_LobbyServiceServicer_to_server(lobby, server)  # type: ignore[no-untyped-call]
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         names = [
             pb.DESCRIPTOR.services_by_name["BotService"].full_name,
             pb.DESCRIPTOR.services_by_name["AdminService"].full_name,
+            pb.DESCRIPTOR.services_by_name["LobbyService"].full_name,
             health.SERVICE_NAME,
             reflection.SERVICE_NAME,
         ]
@@ -283,7 +296,7 @@ class AioServerThread:
         if not self.port_bound:
             raise OSError(f"cannot listen on {self.host}:{self.port}")
         await server.start()
-        for name in ("", *names[:2]):
+        for name in ("", *names[:3]):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._ready.set()
         await self._stop.wait()
@@ -296,14 +309,33 @@ async def serve(
     port: int,
     replay_dir: Path,
     *,
+    store: Store | None = None,
+    arena: ArenaConfig | None = None,
+    operator_token: str | None = None,
     task_status: trio.TaskStatus[tuple[Hub, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the server until cancelled; `task_status.started((hub, port))` once it listens."""
+    """Run the server until cancelled; `task_status.started((hub, port))` once it listens.
+
+    With a `store` it also runs the standing arena (lobby, matchmaking, standings); the
+    admin service answers only calls that carry `operator_token`.
+    """
     async with trio.open_nursery() as nursery:
         hub = Hub(replay_dir, nursery)
-        aio = AioServerThread(hub, trio.lowlevel.current_trio_token(), host, port)
+        if store is not None:
+            aborted = await trio.to_thread.run_sync(store.abort_unfinished)
+            if aborted:
+                log.warning("matches cut off by the last stop recorded as aborted", matches=aborted)
+            hub.lobby = Lobby(hub, store, arena or ArenaConfig(), nursery)
+            nursery.start_soon(hub.lobby.run)
+        aio = AioServerThread(hub, trio.lowlevel.current_trio_token(), host, port, store, operator_token)
         bound = await trio.to_thread.run_sync(aio.start)
-        log.info("server listening", host=host, port=bound, replay_dir=str(replay_dir))
+        log.info(
+            "server listening",
+            host=host,
+            port=bound,
+            replay_dir=str(replay_dir),
+            store=store.describe() if store else None,
+        )
         try:
             task_status.started((hub, bound))
             await trio.to_thread.run_sync(aio.thread.join, abandon_on_cancel=True)

@@ -1,0 +1,400 @@
+"""The standing arena on the trio thread: lobby streams, tables, results, pauses.
+
+Registered bots wait in the lobby on one or more streams; every tick the lobby forms
+tables (`matchmaking.form_tables`) and starts each match through the hub's referee,
+exactly like an admin-created match.  When a match ends, its replay is summarised,
+the ratings are updated with the ladder's OpenSkill code, and everything is written
+to the store in one transaction.  The store is touched only from worker threads.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import grpc
+import structlog
+import trio
+
+from ..engine import VARIANT_NAMES, Variant, find_variant
+from ..ladder.stats import Ratings
+from ..ladder.store import read_replay
+from ..referee.runner import MatchConfig, MatchRunner, MatchState, TimeControl
+from ..v1 import arena_pb2 as pb
+from .matchmaking import Candidate, form_tables, pair_key
+from .store import BotRecord, MatchResult, Pause, SeatResult, Store, now_ms
+
+if TYPE_CHECKING:
+    from ..server.app import Hub
+    from .service import LobbyLink
+
+log = structlog.get_logger()
+
+
+@dataclass(frozen=True)
+class ArenaConfig:
+    """How the standing arena runs; `arena serve --arena-config FILE` reads it from TOML."""
+
+    variants: tuple[str, ...] = VARIANT_NAMES
+    deals: int = 0  # dealer turns per match; 0 = one per seat
+    per_decision_ms: int = 5_000
+    bank_ms: int = 30_000
+    increment_ms: int = 0
+    max_matches_per_bot: int = 4  # at once, over all of a bot's lobby streams
+    joins_per_minute: float = 20.0  # per bot, after a burst of `join_burst`
+    join_burst: int = 5
+    pause_after: int = 3  # matches in a row with a fault pause a bot ...
+    pause_s: float = 600.0  # ... for this long (or until `arena bots resume`)
+    reconnect_grace_s: float = 10.0
+    start_timeout_s: float = 30.0
+    tick_s: float = 0.2  # how often tables are formed
+    revocation_poll_s: float = 1.0  # how often the store is read for tokens revoked by `arena bots`
+
+    def __post_init__(self) -> None:
+        for name in self.variants:
+            find_variant(name)  # raises ConfigError with the known names
+        if not self.variants:
+            raise ValueError("the arena runs at least one variant")
+        for name in ("max_matches_per_bot", "join_burst", "pause_after"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} is at least 1")
+        for name in ("joins_per_minute", "pause_s", "tick_s", "revocation_poll_s", "start_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+
+    @classmethod
+    def from_toml(cls, path: Path) -> ArenaConfig:
+        """Read the `[arena]` table of a TOML file; unknown keys are an error."""
+        with path.open("rb") as file:
+            data = tomllib.load(file).get("arena", {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(
+                f"{path}: unknown [arena] keys {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        if "variants" in data:
+            data["variants"] = tuple(data["variants"])
+        try:
+            return replace(cls(), **data)
+        except TypeError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+
+    @property
+    def time_control(self) -> TimeControl:
+        return TimeControl(self.per_decision_ms, self.bank_ms, self.increment_ms)
+
+
+@dataclass
+class Refusal:
+    """A lobby join the server turns away: a gRPC status, and when to try again."""
+
+    code: grpc.StatusCode
+    details: str
+    retry_after_ms: int = 0
+
+
+@dataclass
+class LobbyStream:
+    link: LobbyLink
+    bot: str
+    variants: tuple[str, ...]
+    capacity: int
+    waiting_since: float
+    running: set[str] = field(default_factory=set)
+
+
+@dataclass
+class ArenaMatch:
+    runner: MatchRunner
+    bots: list[str]
+    streams: list[LobbyStream]
+
+
+class JoinBucket:
+    """A token bucket: `burst` joins at once, then `per_minute`."""
+
+    def __init__(self, burst: int, per_minute: float) -> None:
+        self.burst = burst
+        self.rate = per_minute / 60.0
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def take(self) -> int:
+        """0 if a join may go ahead now, else the milliseconds until it may."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0
+        return max(1, int((1 - self.tokens) / self.rate * 1000))
+
+
+class Lobby:
+    """The standing arena's live state, owned by the trio thread."""
+
+    def __init__(self, hub: Hub, store: Store, config: ArenaConfig, nursery: trio.Nursery) -> None:
+        self.hub = hub
+        self.store = store
+        self.config = config
+        self.nursery = nursery
+        self.variants: dict[str, Variant] = {name: find_variant(name) for name in config.variants}
+        self.streams: dict[int, LobbyStream] = {}
+        self.matches: dict[str, ArenaMatch] = {}
+        self.running_by_bot: Counter[str] = Counter()
+        self.buckets: dict[str, JoinBucket] = {}
+        self.revoked: set[str] = set()
+        self.mu: dict[tuple[str, str], float] = {}  # (variant, bot) -> rating mean, for seating
+        self.meetings: dict[str, dict[tuple[str, str], int]] = {name: {} for name in config.variants}
+        self.rng = random.Random(secrets.randbits(64))
+        self.matches_finished = 0
+        self._limiter = trio.CapacityLimiter(1)  # one store call at a time
+        self._round = 0
+
+    async def db(self, fn: Any, *args: Any) -> Any:
+        """Run a store call on a worker thread."""
+        return await trio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    async def run(self) -> None:
+        """Load what seating needs, then form tables and watch for revocations until cancelled."""
+        for (variant, one, other), count in (await self.db(self.store.pair_counts)).items():
+            if variant in self.meetings:
+                self.meetings[variant][pair_key(one, other)] = count
+        self.revoked = await self.db(self.store.revoked_bots)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch_revocations)
+            while True:
+                self.form_tables()
+                await trio.sleep(self.config.tick_s)
+
+    # ------------------------------------------------------------------ joining
+
+    def join(
+        self, bot: BotRecord, request: pb.LobbyJoin, link: LobbyLink, ratings: dict[str, float]
+    ) -> Refusal | None:
+        """A bot's lobby stream asks to wait for tables (trio thread; `bot` was just read from the store)."""
+        if bot.revoked or bot.name in self.revoked:
+            return Refusal(grpc.StatusCode.UNAUTHENTICATED, "the bot token was revoked")
+        at = now_ms()
+        if bot.paused_until_ms > at:
+            return Refusal(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"bot {bot.name} is paused: {bot.pause_reason}",
+                bot.paused_until_ms - at,
+            )
+        bucket = self.buckets.setdefault(
+            bot.name, JoinBucket(self.config.join_burst, self.config.joins_per_minute)
+        )
+        wait = bucket.take()
+        if wait:
+            return Refusal(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many lobby joins: at most {self.config.join_burst} at once, "
+                f"then {self.config.joins_per_minute:g} a minute",
+                wait,
+            )
+        offered = [v for v in self.config.variants if bot.plays(v)]
+        asked = list(request.variants) or offered
+        wrong = [v for v in asked if v not in offered]
+        if wrong:
+            return Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"variant {wrong[0]!r} is not open to {bot.name}; it may play {', '.join(offered) or 'none'}",
+            )
+        limit = self.config.max_matches_per_bot
+        held = sum(s.capacity for s in self.streams.values() if s.bot == bot.name)
+        granted = min(request.max_matches or 1, limit - held)
+        if granted < 1:
+            return Refusal(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"bot {bot.name} already has lobby streams for {limit} matches at once, the limit",
+                30_000,
+            )
+        for variant, mu in ratings.items():
+            self.mu[(variant, bot.name)] = mu
+        self.streams[link.id] = LobbyStream(link, bot.name, tuple(asked), granted, trio.current_time())
+        link.send(pb.LobbyMessage(welcome=pb.Welcome(bot_name=bot.name, variants=asked, max_matches=granted)))
+        log.info("lobby join", bot=bot.name, variants=asked, max_matches=granted)
+        return None
+
+    def leave(self, link: LobbyLink) -> None:
+        """The stream ended; its matches play on."""
+        stream = self.streams.pop(link.id, None)
+        if stream is not None:
+            log.info("lobby leave", bot=stream.bot)
+
+    def connected(self, name: str) -> bool:
+        return any(s.bot == name for s in self.streams.values())
+
+    # ------------------------------------------------------------------ tables
+
+    def form_tables(self) -> None:
+        order = list(self.config.variants)
+        self._round += 1
+        shift = self._round % len(order)  # no variant always gets the first pick
+        for name in order[shift:] + order[:shift]:
+            candidates = [
+                Candidate(s.bot, s.link.id, self.mu.get((name, s.bot), 25.0), s.waiting_since)
+                for s in self.streams.values()
+                if name in s.variants and self._free(s)
+            ]
+            for table in form_tables(candidates, self.variants[name].seats, self.meetings[name]):
+                self._start(name, table)
+
+    def _free(self, stream: LobbyStream) -> bool:
+        return (
+            len(stream.running) < stream.capacity
+            and self.running_by_bot[stream.bot] < self.config.max_matches_per_bot
+        )
+
+    def _start(self, variant_name: str, table: list[Candidate]) -> None:
+        self.rng.shuffle(table)
+        variant = self.variants[variant_name]
+        config = MatchConfig(
+            variant=variant,
+            deals=self.config.deals or variant.seats,
+            seed=self.rng.getrandbits(63),
+            seat_names=tuple(c.bot for c in table),
+            time_control=self.config.time_control,
+            fault_policy="substitute",
+            reconnect_grace_s=self.config.reconnect_grace_s,
+            start_timeout_s=self.config.start_timeout_s,
+        )
+        runner = self.hub.create_match(config)
+        streams = [self.streams[c.stream] for c in table]
+        now = trio.current_time()
+        for stream in streams:
+            stream.running.add(runner.match_id)
+            stream.waiting_since = now  # to the back of the queue
+            self.running_by_bot[stream.bot] += 1
+        meetings = self.meetings[variant_name]
+        for i, one in enumerate(table):
+            for other in table[i + 1 :]:
+                key = pair_key(one.bot, other.bot)
+                meetings[key] = meetings.get(key, 0) + 1
+        arena_match = ArenaMatch(runner, [c.bot for c in table], streams)
+        self.matches[runner.match_id] = arena_match
+        names = list(config.seat_names)
+        for seat, stream in enumerate(streams):
+            seated = pb.Seated(
+                match_id=runner.match_id,
+                seat_token=runner.seats[seat].token,
+                seat=seat,
+                variant=variant_name,
+                seat_names=names,
+            )
+            stream.link.send(pb.LobbyMessage(seated=seated))
+        runner.log.info("arena match seated", bots=names)
+        self.nursery.start_soon(self._follow, arena_match)
+
+    async def _follow(self, arena_match: ArenaMatch) -> None:
+        """Record the match when it ends; a stop before that leaves it 'running' → aborted on restart."""
+        runner = arena_match.runner
+        c = runner.config
+        try:
+            await self.db(
+                self.store.start_match, runner.match_id, c.variant.name, c.seed, c.deals, arena_match.bots
+            )
+            await runner.done.wait()
+            if runner.state is MatchState.FINISHED and runner.replay_path is not None:
+                result = await self.db(self._summarise, arena_match)
+                pauses: list[Pause] = await self.db(
+                    self.store.finish_match, result, self.config.pause_after, int(self.config.pause_s * 1000)
+                )
+                for bot, (mu, _sigma) in result.ratings.items():
+                    self.mu[(c.variant.name, bot)] = mu
+                self.matches_finished += 1
+                for pause in pauses:
+                    self.pause(pause)
+            else:
+                await self.db(self.store.abort_match, runner.match_id)
+        except Exception:
+            runner.log.exception("arena match not recorded")
+        finally:
+            self.matches.pop(runner.match_id, None)
+            for stream in arena_match.streams:
+                stream.running.discard(runner.match_id)
+                self.running_by_bot[stream.bot] -= 1
+
+    def _summarise(self, arena_match: ArenaMatch) -> MatchResult:
+        """The match's result and new ratings, from its replay (worker thread)."""
+        runner = arena_match.runner
+        assert runner.replay_path is not None
+        variant = runner.config.variant.name
+        bots = arena_match.bots
+        deals, faults, decisions = read_replay(runner.replay_path, len(bots))
+        ratings = Ratings(bots, self.store.ratings(variant, bots))
+        ratings.update(bots, deals, runner.forfeited)
+        seats = []
+        for seat, bot in enumerate(bots):
+            mine = [f"{f.kind}: {f.detail}" for f in faults if f.seat == seat]
+            seats.append(
+                SeatResult(
+                    bot=bot,
+                    score=runner.match.scores[seat],
+                    deals=sum(1 for d in deals if d.active[seat]),
+                    decisions=decisions[seat],
+                    faults=len(mine),
+                    fault_kinds=mine,
+                )
+            )
+        return MatchResult(
+            match_id=runner.match_id,
+            variant=variant,
+            termination=runner.termination,
+            replay=runner.replay_path.name,
+            seats=seats,
+            ratings=ratings.of(bots),
+        )
+
+    # ------------------------------------------------------------------ cutting bots off
+
+    def pause(self, pause: Pause) -> None:
+        """Tell the bot's lobby streams why, and close them; its running matches play on."""
+        wait = max(0, pause.until_ms - now_ms())
+        for stream in [s for s in self.streams.values() if s.bot == pause.bot]:
+            stream.link.send(pb.LobbyMessage(paused=pb.Paused(reason=pause.reason, until_ms=pause.until_ms)))
+            stream.link.close_with_retry(
+                grpc.StatusCode.FAILED_PRECONDITION, f"bot {pause.bot} is paused: {pause.reason}", wait
+            )
+            self.streams.pop(stream.link.id, None)
+        log.warning("bot paused", bot=pause.bot, reason=pause.reason, until_ms=pause.until_ms)
+
+    def revoke(self, name: str) -> None:
+        """Refuse the bot from now on and close every stream it has open, lobby and matches."""
+        if name in self.revoked:
+            return
+        self.revoked.add(name)
+        for stream in [s for s in self.streams.values() if s.bot == name]:
+            stream.link.close(grpc.StatusCode.UNAUTHENTICATED, "the bot token was revoked")
+            self.streams.pop(stream.link.id, None)
+        for arena_match in self.matches.values():
+            runner = arena_match.runner
+            for seat, bot in enumerate(arena_match.bots):
+                if bot == name:
+                    # The seat token dies with the bot token; the match's fault policy plays the seat.
+                    self.hub.tokens.pop(runner.seats[seat].token, None)
+                    link = runner.seats[seat].link
+                    if link is not None:
+                        link.close(grpc.StatusCode.UNAUTHENTICATED, "the bot token was revoked")
+                        runner.detach(seat, link)
+        log.warning("bot revoked", bot=name)
+
+    async def _watch_revocations(self) -> None:
+        """`arena bots revoke` writes only to the store; the server notices within a poll."""
+        while True:
+            await trio.sleep(self.config.revocation_poll_s)
+            try:
+                revoked: set[str] = await self.db(self.store.revoked_bots)
+            except Exception:
+                log.exception("cannot read revocations from the store")
+                continue
+            for name in sorted(revoked - self.revoked):
+                self.revoke(name)

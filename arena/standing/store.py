@@ -1,0 +1,526 @@
+"""The standing arena's persistent store: registered bots, matches, ratings.
+
+SQLite by default (a file, no setup); PostgreSQL for larger deployments, given a
+``postgresql://`` URL (needs the ``postgres`` extra, psycopg 3).  Every statement is
+written in the SQL both understand: ``?`` placeholders (rewritten for psycopg), TEXT,
+BIGINT and DOUBLE PRECISION columns, ``ON CONFLICT`` upserts, times as Unix
+milliseconds, and no engine-specific functions.
+
+Tokens are stored only as SHA-256 hashes: they are 256-bit random secrets, so a fast
+hash is enough (there is nothing to brute-force), and a lookup is one indexed query.
+
+The store is used from worker threads (never from the trio or grpc-io thread); one
+lock serialises its connection, which is plenty at matches-per-minute rates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS arena_schema (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS bots (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        variants TEXT NOT NULL,                 -- comma list; '' = every variant of the arena
+        registered_ms BIGINT NOT NULL,
+        revoked_ms BIGINT,                      -- NULL while the token is good
+        paused_until_ms BIGINT NOT NULL DEFAULT 0,
+        pause_reason TEXT NOT NULL DEFAULT '',
+        faulty_streak INTEGER NOT NULL DEFAULT 0 -- matches in a row with a fault
+    )""",
+    """CREATE TABLE IF NOT EXISTS matches (
+        match_id TEXT PRIMARY KEY,
+        variant TEXT NOT NULL,
+        seed BIGINT NOT NULL,
+        deals INTEGER NOT NULL,
+        state TEXT NOT NULL,                    -- running, finished, aborted
+        termination TEXT NOT NULL DEFAULT '',   -- completed, forfeit, aborted
+        started_ms BIGINT NOT NULL,
+        finished_ms BIGINT,
+        replay TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX IF NOT EXISTS matches_by_state ON matches (state)",
+    """CREATE TABLE IF NOT EXISTS match_seats (
+        match_id TEXT NOT NULL REFERENCES matches (match_id),
+        seat INTEGER NOT NULL,
+        bot TEXT NOT NULL REFERENCES bots (name),
+        score INTEGER NOT NULL DEFAULT 0,
+        deals INTEGER NOT NULL DEFAULT 0,
+        decisions INTEGER NOT NULL DEFAULT 0,
+        faults INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (match_id, seat)
+    )""",
+    "CREATE INDEX IF NOT EXISTS match_seats_by_bot ON match_seats (bot)",
+    """CREATE TABLE IF NOT EXISTS ratings (
+        bot TEXT NOT NULL REFERENCES bots (name),
+        variant TEXT NOT NULL,
+        mu DOUBLE PRECISION NOT NULL,
+        sigma DOUBLE PRECISION NOT NULL,
+        matches INTEGER NOT NULL DEFAULT 0,
+        deals INTEGER NOT NULL DEFAULT 0,
+        score BIGINT NOT NULL DEFAULT 0,
+        decisions INTEGER NOT NULL DEFAULT 0,
+        faults INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (bot, variant)
+    )""",
+]
+
+
+class StoreError(Exception):
+    """The store cannot do what was asked: an unknown bot, a taken name, a bad URL."""
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class BotRecord:
+    name: str
+    variants: tuple[str, ...]  # empty: every variant of the arena
+    registered_ms: int
+    revoked_ms: int | None
+    paused_until_ms: int
+    pause_reason: str
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_ms is not None
+
+    def state(self, at_ms: int | None = None) -> str:
+        if self.revoked:
+            return "revoked"
+        return "paused" if self.paused_until_ms > (now_ms() if at_ms is None else at_ms) else "active"
+
+    def plays(self, variant: str) -> bool:
+        return not self.variants or variant in self.variants
+
+
+@dataclass
+class SeatResult:
+    bot: str
+    score: int
+    deals: int  # deals the seat played
+    decisions: int
+    faults: int
+    fault_kinds: list[str] = field(default_factory=list)  # "kind: detail" of each fault
+
+
+@dataclass
+class MatchResult:
+    """A finished match as the arena records it."""
+
+    match_id: str
+    variant: str
+    termination: str
+    replay: str
+    seats: list[SeatResult]
+    ratings: dict[str, tuple[float, float]]  # bot -> (mu, sigma) after the match
+
+
+@dataclass(frozen=True)
+class Pause:
+    bot: str
+    reason: str
+    until_ms: int
+
+
+@dataclass
+class RecentMatch:
+    match_id: str
+    finished_ms: int
+    seat: int
+    seats: list[str]
+    scores: list[int]
+    termination: str
+    replay: str
+
+
+@dataclass
+class Standing:
+    bot: str
+    variant: str
+    mu: float
+    sigma: float
+    matches: int
+    deals: int
+    score: int
+    decisions: int
+    faults: int
+    state: str
+    recent: list[RecentMatch] = field(default_factory=list)
+
+    @property
+    def rating(self) -> float:
+        """The conservative rating the table is sorted by, as the ladder's (μ − 3σ)."""
+        return self.mu - 3 * self.sigma
+
+    @property
+    def mean_score_per_deal(self) -> float:
+        return self.score / self.deals if self.deals else 0.0
+
+    @property
+    def fault_rate(self) -> float:
+        """Faults per decision."""
+        return self.faults / self.decisions if self.decisions else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "variant": self.variant,
+            "rating": round(self.rating, 3),
+            "mu": round(self.mu, 3),
+            "sigma": round(self.sigma, 3),
+            "matches": self.matches,
+            "deals": self.deals,
+            "mean_score_per_deal": round(self.mean_score_per_deal, 3),
+            "decisions": self.decisions,
+            "faults": self.faults,
+            "fault_rate": round(self.fault_rate, 5),
+            "state": self.state,
+            "recent": [vars(m) for m in self.recent],
+        }
+
+
+class Store:
+    """One connection to the arena's database; safe to share between threads."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.postgres = url.startswith(("postgresql://", "postgres://"))
+        self._lock = threading.Lock()
+        self._conn: Any = self._connect(url)
+        with self.transaction() as db:
+            for statement in SCHEMA:
+                db.execute(statement)
+            row = db.execute("SELECT version FROM arena_schema").fetchone()
+            if row is None:
+                db.execute("INSERT INTO arena_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] > SCHEMA_VERSION:
+                raise StoreError(f"{self.describe()}: written by a newer arena (schema {row[0]})")
+
+    def _connect(self, url: str) -> Any:
+        if self.postgres:
+            try:
+                import psycopg
+            except ImportError:
+                raise StoreError("a PostgreSQL store needs psycopg: pip install 'arena[postgres]'") from None
+            try:
+                return psycopg.connect(url, autocommit=True)
+            except psycopg.Error as exc:
+                raise StoreError(f"cannot connect to {self.describe()}: {exc}") from None
+        path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else Path(url)
+        try:
+            conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute("PRAGMA journal_mode = WAL")  # the CLI reads while the server writes
+            conn.execute("PRAGMA synchronous = FULL")  # a finished result survives a power cut too
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open the arena store ({exc})") from None
+        return conn
+
+    def describe(self) -> str:
+        """The store's URL without a password."""
+        return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", self.url)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Session]:
+        """Everything inside commits together or not at all."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield _Session(self._conn, self.postgres)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ bots
+
+    def register_bot(self, name: str, variants: Sequence[str] = ()) -> tuple[BotRecord, str]:
+        """A new bot and its secret token (returned once; only its hash is kept)."""
+        if not BOT_NAME.match(name):
+            raise StoreError(f"bot name {name!r}: 1-40 letters, digits, '-', '_' or '.', starting alnum")
+        token = "gta_" + secrets.token_urlsafe(32)
+        registered = now_ms()
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone():
+                raise StoreError(f"a bot named {name!r} is already registered")
+            db.execute(
+                "INSERT INTO bots (name, token_hash, variants, registered_ms) VALUES (?, ?, ?, ?)",
+                (name, hash_token(token), ",".join(variants), registered),
+            )
+        return BotRecord(name, tuple(variants), registered, None, 0, ""), token
+
+    def bot_by_token(self, token: str) -> BotRecord | None:
+        with self.transaction() as db:
+            row = db.execute(f"SELECT {_BOT_COLUMNS} FROM bots WHERE token_hash = ?", (hash_token(token),))
+            found = row.fetchone()
+        return _bot(found) if found else None
+
+    def bot(self, name: str) -> BotRecord:
+        with self.transaction() as db:
+            found = db.execute(f"SELECT {_BOT_COLUMNS} FROM bots WHERE name = ?", (name,)).fetchone()
+        if found is None:
+            raise StoreError(f"no bot named {name!r}")
+        return _bot(found)
+
+    def bots(self) -> list[BotRecord]:
+        with self.transaction() as db:
+            rows = db.execute(f"SELECT {_BOT_COLUMNS} FROM bots ORDER BY name").fetchall()
+        return [_bot(row) for row in rows]
+
+    def revoke_bot(self, name: str) -> BotRecord:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE bots SET revoked_ms = ? WHERE name = ? AND revoked_ms IS NULL", (now_ms(), name)
+            )
+        return self.bot(name)
+
+    def revoked_bots(self) -> set[str]:
+        with self.transaction() as db:
+            rows = db.execute("SELECT name FROM bots WHERE revoked_ms IS NOT NULL").fetchall()
+        return {row[0] for row in rows}
+
+    def resume_bot(self, name: str) -> BotRecord:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE bots SET paused_until_ms = 0, pause_reason = '', faulty_streak = 0 WHERE name = ?",
+                (name,),
+            )
+        return self.bot(name)
+
+    # ------------------------------------------------------------------ matches
+
+    def abort_unfinished(self) -> int:
+        """At start-up: matches cut off by a stop are recorded as aborted (never rated)."""
+        with self.transaction() as db:
+            count = db.execute("SELECT COUNT(*) FROM matches WHERE state = 'running'").fetchone()[0]
+            db.execute(
+                "UPDATE matches SET state = 'aborted', termination = 'aborted', finished_ms = ? "
+                "WHERE state = 'running'",
+                (now_ms(),),
+            )
+        return int(count)
+
+    def start_match(self, match_id: str, variant: str, seed: int, deals: int, bots: Sequence[str]) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO matches (match_id, variant, seed, deals, state, started_ms) "
+                "VALUES (?, ?, ?, ?, 'running', ?)",
+                (match_id, variant, seed, deals, now_ms()),
+            )
+            for seat, bot in enumerate(bots):
+                db.execute(
+                    "INSERT INTO match_seats (match_id, seat, bot) VALUES (?, ?, ?)", (match_id, seat, bot)
+                )
+
+    def abort_match(self, match_id: str) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE matches SET state = 'aborted', termination = 'aborted', finished_ms = ? "
+                "WHERE match_id = ? AND state = 'running'",
+                (now_ms(), match_id),
+            )
+
+    def ratings(self, variant: str, bots: Sequence[str]) -> dict[str, tuple[float, float]]:
+        """Stored (mu, sigma) of those bots that have a rating in `variant`."""
+        with self.transaction() as db:
+            rows = db.execute("SELECT bot, mu, sigma FROM ratings WHERE variant = ?", (variant,)).fetchall()
+        wanted = set(bots)
+        return {row[0]: (float(row[1]), float(row[2])) for row in rows if row[0] in wanted}
+
+    def ratings_of(self, bot: str) -> dict[str, float]:
+        """The bot's rating mean (μ) in each variant it has played."""
+        with self.transaction() as db:
+            rows = db.execute("SELECT variant, mu FROM ratings WHERE bot = ?", (bot,)).fetchall()
+        return {row[0]: float(row[1]) for row in rows}
+
+    def pair_counts(self) -> dict[tuple[str, str, str], int]:
+        """How often each pair of bots has met, by (variant, bot, bot) with the names sorted."""
+        with self.transaction() as db:
+            rows = db.execute(
+                "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
+                "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
+                "JOIN matches m ON m.match_id = a.match_id GROUP BY m.variant, a.bot, b.bot"
+            ).fetchall()
+        counts: dict[tuple[str, str, str], int] = {}
+        for variant, one, other, count in rows:  # sorted here: the databases' collations differ
+            low, high = sorted((one, other))
+            counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
+        return counts
+
+    def finish_match(self, result: MatchResult, pause_after: int, pause_ms: int) -> list[Pause]:
+        """Record a finished match, its ratings and the bots' fault streaks, atomically.
+
+        Returns the bots this match pauses: those with a fault in `pause_after` matches in a row.
+        """
+        finished = now_ms()
+        pauses: list[Pause] = []
+        rated = result.termination in ("completed", "forfeit")
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE matches SET state = ?, termination = ?, finished_ms = ?, replay = ? "
+                "WHERE match_id = ?",
+                (
+                    "finished" if rated else "aborted",
+                    result.termination,
+                    finished,
+                    result.replay,
+                    result.match_id,
+                ),
+            )
+            for seat, outcome in enumerate(result.seats):
+                db.execute(
+                    "UPDATE match_seats SET score = ?, deals = ?, decisions = ?, faults = ? "
+                    "WHERE match_id = ? AND seat = ?",
+                    (outcome.score, outcome.deals, outcome.decisions, outcome.faults, result.match_id, seat),
+                )
+                if not rated:
+                    continue
+                mu, sigma = result.ratings[outcome.bot]
+                db.execute(
+                    "INSERT INTO ratings (bot, variant, mu, sigma, matches, deals, score, decisions, faults) "
+                    "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (bot, variant) DO UPDATE SET "
+                    "mu = excluded.mu, sigma = excluded.sigma, matches = ratings.matches + 1, "
+                    "deals = ratings.deals + excluded.deals, score = ratings.score + excluded.score, "
+                    "decisions = ratings.decisions + excluded.decisions, "
+                    "faults = ratings.faults + excluded.faults",
+                    (
+                        outcome.bot,
+                        result.variant,
+                        mu,
+                        sigma,
+                        outcome.deals,
+                        outcome.score,
+                        outcome.decisions,
+                        outcome.faults,
+                    ),
+                )
+                streak_row = db.execute(
+                    "SELECT faulty_streak FROM bots WHERE name = ?", (outcome.bot,)
+                ).fetchone()
+                streak = int(streak_row[0]) + 1 if outcome.faults else 0
+                if streak >= pause_after:
+                    last = outcome.fault_kinds[-1] if outcome.fault_kinds else "a fault"
+                    reason = f"a fault in {streak} matches in a row (the last: {last})"
+                    pauses.append(Pause(outcome.bot, reason, finished + pause_ms))
+                    db.execute(
+                        "UPDATE bots SET faulty_streak = 0, paused_until_ms = ?, pause_reason = ? "
+                        "WHERE name = ?",
+                        (finished + pause_ms, reason, outcome.bot),
+                    )
+                else:
+                    db.execute("UPDATE bots SET faulty_streak = ? WHERE name = ?", (streak, outcome.bot))
+        return pauses
+
+    def match_states(self) -> dict[str, str]:
+        with self.transaction() as db:
+            rows = db.execute("SELECT match_id, state FROM matches").fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    # ------------------------------------------------------------------ standings
+
+    def standings(self, variant: str = "", recent: int = 5) -> list[Standing]:
+        """Every rated bot, by variant, best conservative rating first."""
+        with self.transaction() as db:
+            query = (
+                "SELECT r.bot, r.variant, r.mu, r.sigma, r.matches, r.deals, r.score, r.decisions, r.faults, "
+                "b.revoked_ms, b.paused_until_ms FROM ratings r JOIN bots b ON b.name = r.bot"
+            )
+            rows = (
+                db.execute(query + " WHERE r.variant = ?", (variant,)) if variant else db.execute(query)
+            ).fetchall()
+            at = now_ms()
+            table = [
+                Standing(
+                    bot=row[0],
+                    variant=row[1],
+                    mu=float(row[2]),
+                    sigma=float(row[3]),
+                    matches=int(row[4]),
+                    deals=int(row[5]),
+                    score=int(row[6]),
+                    decisions=int(row[7]),
+                    faults=int(row[8]),
+                    state="revoked" if row[9] is not None else ("paused" if row[10] > at else "active"),
+                )
+                for row in rows
+            ]
+            for standing in table:
+                standing.recent = self._recent(db, standing.bot, standing.variant, recent)
+        table.sort(key=lambda s: (s.variant, -s.rating, s.bot))
+        return table
+
+    @staticmethod
+    def _recent(db: _Session, bot: str, variant: str, limit: int) -> list[RecentMatch]:
+        if limit <= 0:
+            return []
+        rows = db.execute(
+            "SELECT m.match_id, m.finished_ms, s.seat, m.termination, m.replay FROM match_seats s "
+            "JOIN matches m ON m.match_id = s.match_id "
+            "WHERE s.bot = ? AND m.variant = ? AND m.state <> 'running' "
+            "ORDER BY m.finished_ms DESC, m.match_id LIMIT ?",
+            (bot, variant, limit),
+        ).fetchall()
+        recent = []
+        for match_id, finished_ms, seat, termination, replay in rows:
+            seats = db.execute(
+                "SELECT bot, score FROM match_seats WHERE match_id = ? ORDER BY seat", (match_id,)
+            ).fetchall()
+            recent.append(
+                RecentMatch(
+                    match_id=match_id,
+                    finished_ms=int(finished_ms or 0),
+                    seat=int(seat),
+                    seats=[s[0] for s in seats],
+                    scores=[int(s[1]) for s in seats],
+                    termination=termination,
+                    replay=replay,
+                )
+            )
+        return recent
+
+
+_BOT_COLUMNS = "name, variants, registered_ms, revoked_ms, paused_until_ms, pause_reason"
+
+
+def _bot(row: Sequence[Any]) -> BotRecord:
+    variants = tuple(v for v in str(row[1]).split(",") if v)
+    return BotRecord(row[0], variants, int(row[2]), row[3], int(row[4]), row[5])
+
+
+class _Session:
+    """A transaction's view of the connection, in one placeholder style."""
+
+    def __init__(self, conn: Any, postgres: bool) -> None:
+        self._conn = conn
+        self._postgres = postgres
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        if self._postgres:
+            sql = sql.replace("?", "%s")  # no statement here has a literal '?'
+        return self._conn.execute(sql, params)
