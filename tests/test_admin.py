@@ -25,7 +25,6 @@ from arena.server.app import serve
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
-
 OPERATOR_TOKEN = "operator-secret"
 
 

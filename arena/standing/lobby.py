@@ -202,7 +202,7 @@ class Lobby:
             )
         offered = [v for v in self.config.variants if bot.plays(v)]
         asked = list(request.variants) or offered
-        wrong = [v for v in asked if v not in offered]
+        wrong = [v for v in asked if v not in offered] or ([] if asked else ["any"])
         if wrong:
             return Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,

@@ -35,7 +35,7 @@ def form_tables(
 ) -> list[list[Candidate]]:
     """Tables of `seats` distinct bots from `candidates`; each candidate is used at most once."""
     pool = sorted(candidates, key=lambda c: (c.waiting_since, c.bot, c.stream))
-    average = sum(meetings.values()) / len(meetings) if meetings else 0.0
+    average = _average_meetings(sorted({c.bot for c in pool}), meetings)
     tables: list[list[Candidate]] = []
     while len({c.bot for c in pool}) >= seats:
         table = [pool[0]]
@@ -55,3 +55,12 @@ def _cost(
     spread = sum(abs(candidate.mu - other.mu) for other in table)
     excess = sum(max(0.0, meetings.get(pair_key(candidate.bot, other.bot), 0) - average) for other in table)
     return spread + PAIR_PENALTY * excess
+
+
+def _average_meetings(bots: Sequence[str], meetings: Mapping[tuple[str, str], int]) -> float:
+    """Meetings per pair among `bots`, counting the pairs that never met."""
+    pairs = len(bots) * (len(bots) - 1) // 2
+    if pairs == 0:
+        return 0.0
+    total = sum(meetings.get((one, other), 0) for i, one in enumerate(bots) for other in bots[i + 1 :])
+    return total / pairs

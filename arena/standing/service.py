@@ -7,7 +7,6 @@ the trio-side `Lobby`'s, reached through the bridge.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,17 +48,15 @@ class LobbyServicer(pb_grpc.LobbyServiceServicer):
         self.store = store
         self.bridge = bridge
 
-    async def Join(
-        self, request: pb.LobbyJoin, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[pb.LobbyMessage]:
+    async def Join(self, request: pb.LobbyJoin, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         if self.lobby is None or self.store is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this server runs no standing arena")
         assert self.lobby is not None and self.store is not None
         token = bearer_token(context.invocation_metadata())
         loop = asyncio.get_running_loop()
-        bot: BotRecord | None = (
-            await loop.run_in_executor(None, self.store.bot_by_token, token) if token else None
-        )
+        bot: BotRecord | None = None
+        if token:
+            bot = await loop.run_in_executor(None, self.store.bot_by_token, token)
         if bot is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or unknown bot token")
         assert bot is not None
@@ -76,7 +73,9 @@ class LobbyServicer(pb_grpc.LobbyServiceServicer):
                         retry = item.retry_after_ms if isinstance(item, CloseWithRetry) else 0
                         await refuse(context, Refusal(item.code, item.details, retry))
                     return
-                yield item
+                await context.write(item)
+        except asyncio.CancelledError:
+            return  # the bot left the lobby: an ordinary end, not an error to log
         finally:
             self.bridge.to_trio(self.lobby.leave, link)
 

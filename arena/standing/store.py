@@ -483,7 +483,7 @@ class Store:
             "SELECT m.match_id, m.finished_ms, s.seat, m.termination, m.replay FROM match_seats s "
             "JOIN matches m ON m.match_id = s.match_id "
             "WHERE s.bot = ? AND m.variant = ? AND m.state <> 'running' "
-            "ORDER BY m.finished_ms DESC, m.match_id LIMIT ?",
+            "ORDER BY m.finished_ms DESC, m.match_id DESC LIMIT ?",
             (bot, variant, limit),
         ).fetchall()
         recent = []
