@@ -7,9 +7,13 @@
 
     main(decide, name="first-legal")
 
+Registered bots of the standing arena join its lobby with `run_lobby` (or ``--bot-token`` on the
+command line of any bot that calls `main`) and play every match they are seated at.
+
 See README.md. `arena_bot.v1` holds the generated protocol modules (`arena_pb2`, `arena_pb2_grpc`).
 """
 
+from arena_bot.lobby import Lobby, LobbyError, LobbyResult, retry_after_ms, run_lobby
 from arena_bot.sdk import (
     PROTOCOL_VERSION,
     Bot,
@@ -30,10 +34,15 @@ __all__ = [
     "Bot",
     "BotError",
     "Decide",
+    "Lobby",
+    "LobbyError",
+    "LobbyResult",
     "MatchResult",
     "action_text",
     "arena_pb2",
     "main",
     "make_action",
+    "retry_after_ms",
     "run_bot",
+    "run_lobby",
 ]

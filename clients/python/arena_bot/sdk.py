@@ -13,6 +13,9 @@ answers every `DecisionRequest` with `decide(request)`, and returns a `MatchResu
 `MatchEnd`. If the stream breaks it reconnects with the same token (the server then resends
 `MatchStart` and the pending request); authentication and protocol errors are final
 (`BotError`).
+
+A registered bot of the standing arena joins the lobby instead (`arena_bot.lobby.run_lobby`, or
+`main` with ``--bot-token``) and plays every match it is seated at, each with `run_bot`.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ import logging
 import os
 import queue
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from arena_bot.v1 import arena_pb2, arena_pb2_grpc
+
+if TYPE_CHECKING:
+    from arena_bot.lobby import LobbyResult
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -358,31 +365,87 @@ def _play_stream(
     raise _StreamBroken(None, "the server closed the stream before MatchEnd", progress)
 
 
-def main(decide: Decide | Bot, *, name: str | None = None, version: str | None = None) -> MatchResult:
-    """Command-line entry of a bot: ``--address``, ``--token``, ``--name`` (else ``ARENA_ADDRESS``,
-    ``ARENA_TOKEN``), plays the match and prints the final scores. Exits with status 2 on `BotError`."""
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    try:
+        return int(value) if value else default
+    except ValueError:
+        print(f"{name}={value!r} is not a whole number", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _variant_list(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def main(
+    decide: Decide | Bot, *, name: str | None = None, version: str | None = None
+) -> MatchResult | LobbyResult:
+    """Command-line entry of a bot.
+
+    With a seat token (``--token`` or ``ARENA_TOKEN``): plays that seat of one match and prints the
+    final scores; returns its `MatchResult`. Without one but with a bot token (``--bot-token`` or
+    ``ARENA_BOT_TOKEN``): joins the standing arena's lobby (`run_lobby`) with ``--variants``,
+    ``--max-matches``, ``--matches`` and ``--seconds``, prints a line per finished match and a summary;
+    returns the `LobbyResult`. Exits with status 2 on `BotError`."""
     bot = decide if isinstance(decide, Bot) else None
     default_name = name or (bot.name if bot is not None else None) or os.environ.get("ARENA_BOT_NAME", "bot")
-    parser = argparse.ArgumentParser(description="Play one seat of an arena match.")
+    parser = argparse.ArgumentParser(
+        description="Play one seat of an arena match (seat token), or join the standing arena (bot token)."
+    )
     parser.add_argument(
         "--address", default=os.environ.get("ARENA_ADDRESS"), help="host:port (env ARENA_ADDRESS)"
     )
     parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN"), help="seat token (env ARENA_TOKEN)")
-    parser.add_argument("--name", default=default_name, help="bot name sent in Hello")
-    parser.add_argument("--reconnect-seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--name",
+        help=f"bot name sent in Hello (default {default_name.replace('%', '%%')}; in the lobby: the "
+        "registered name)",
+    )
+    parser.add_argument("--reconnect-seconds", type=float, default=30.0, help="per match stream")
+    lobby = parser.add_argument_group("standing arena (used when no seat token is given)")
+    lobby.add_argument(
+        "--bot-token",
+        default=os.environ.get("ARENA_BOT_TOKEN"),
+        help="registered bot's token: join the lobby (env ARENA_BOT_TOKEN)",
+    )
+    lobby.add_argument(
+        "--variants",
+        type=_variant_list,
+        default=_variant_list(os.environ.get("ARENA_VARIANTS", "")),
+        help="comma-separated variants to be seated for; default every registered one (env ARENA_VARIANTS)",
+    )
+    lobby.add_argument(
+        "--max-matches",
+        type=int,
+        help="matches to play at once (env ARENA_MAX_MATCHES; default 1)",
+    )
+    lobby.add_argument("--matches", type=int, help="leave after this many matches")
+    lobby.add_argument("--seconds", type=float, help="leave after this many seconds")
+    lobby.add_argument(
+        "--pause-policy",
+        choices=("wait", "stop"),
+        default="wait",
+        help="when paused for faults: wait for the pause to end (default), or stop",
+    )
+    lobby.add_argument("--lobby-reconnect-seconds", type=float, default=60.0)
     parser.add_argument("-v", "--verbose", action="store_true", help="log the conversation")
     args = parser.parse_args()
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
+    bot_version = version if version is not None else (bot.version if bot is not None else "")
+    if not args.token and args.bot_token:
+        return _main_lobby(decide, args, bot_version, default_name)
+    args.name = args.name or default_name
     try:
         result = run_bot(
             decide,
             address=args.address,
             token=args.token,
             name=args.name,
-            version=version if version is not None else (bot.version if bot is not None else ""),
+            version=bot_version,
             reconnect_seconds=args.reconnect_seconds,
         )
     except BotError as error:
@@ -390,4 +453,66 @@ def main(decide: Decide | Bot, *, name: str | None = None, version: str | None =
         raise SystemExit(2) from None
     summary = f"{result.termination or 'over'}; seat {result.seat}; scores {result.scores}"
     print(f"{args.name}: {summary}", file=sys.stderr)
+    return result
+
+
+def _main_lobby(
+    decide: Decide | Bot, args: argparse.Namespace, version: str, default_name: str
+) -> LobbyResult:
+    """`main` in the standing arena: the lobby until it ends, a line per match, a summary."""
+    from arena_bot.lobby import run_lobby  # the lobby module imports this one
+
+    label = args.name or default_name
+    printing = threading.Lock()
+
+    def say(line: str) -> None:  # one write per line: matches end in threads of their own
+        with printing:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    def finished(seated: arena_pb2.Seated, result: MatchResult | None, error: BaseException | None) -> None:
+        me = seated.seat_names[seated.seat] if seated.seat < len(seated.seat_names) else label
+        where = f"{me}: match {seated.match_id} ({seated.variant}, seat {seated.seat})"
+        if result is None:
+            say(f"{where}: failed: {error}")
+        else:
+            say(f"{where}: {result.termination or 'over'}; scores {result.scores}; mine {result.my_score}")
+
+    max_matches = args.max_matches if args.max_matches is not None else _env_int("ARENA_MAX_MATCHES", 1)
+    try:
+        result = run_lobby(
+            decide,
+            address=args.address,
+            bot_token=args.bot_token,
+            variants=args.variants,
+            max_matches=max_matches,
+            name=args.name,  # None: each Hello carries the registered name
+            version=version,
+            matches=args.matches,
+            seconds=args.seconds,
+            on_match_end=finished,
+            pause_policy=args.pause_policy,
+            reconnect_seconds=args.lobby_reconnect_seconds,
+            match_reconnect_seconds=args.reconnect_seconds,
+        )
+    except ValueError as error:  # a bad --max-matches, --matches or --seconds
+        print(f"{label}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except BotError as error:
+        print(f"{label}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:  # the second one: the matches in flight are abandoned
+        print(f"{label}: interrupted; matches in flight abandoned", file=sys.stderr)
+        raise SystemExit(130) from None
+    label = result.bot_name or label
+    scores = [r.my_score for r in result.matches if r.my_score is not None]
+    parts = [f"{len(result.matches)} match(es) played"]
+    if scores:
+        parts.append(f"total score {sum(scores)}")
+    if result.failures:
+        parts.append(f"{len(result.failures)} failed")
+    if result.paused_reason is not None:
+        parts.append(f"paused: {result.paused_reason}")
+    parts.append(f"left the lobby: {result.stop_reason}")
+    say(f"{label}: {'; '.join(parts)}")
     return result
