@@ -8,6 +8,10 @@ bot streams on one asyncio loop, see `driver_main`):
    number of streams and the same message sizes (the mean request and reply sizes
    seen in step 1);
 3. resident memory per connected idle bot, with N bots connected.
+
+CPU time is reported per decision and per round trip, for the server process (every
+thread) and for the driver, so that a slow run can be told apart from a saturated
+driver: the machine may have few cores, shared by both processes.
 """
 
 from __future__ import annotations
@@ -46,11 +50,22 @@ class ServerBench:
     ratio: float
     request_bytes: int
     reply_bytes: int
+    server_cpu_us_per_decision: float
+    driver_cpu_us_per_decision: float
+    server_cpu_us_per_roundtrip: float
+    driver_cpu_us_per_roundtrip: float
     idle_bots: int
     rss_per_idle_bot_kib: float
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def process_cpu_s(pid: int) -> float:
+    """User plus system CPU time of process `pid` (every thread), from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib() -> int:
@@ -109,9 +124,11 @@ async def _driver(spec: dict[str, Any]) -> dict[str, int]:
     stop = asyncio.Event()
     if spec["mode"] == "raw":
         request = b"x" * spec["reply_bytes"]
+        cpu = time.process_time()
         await asyncio.gather(
             *(_raw_stream(spec["address"], request, spec["seconds"], stats) for _ in range(spec["streams"]))
         )
+        stats["cpu_us"] = int((time.process_time() - cpu) * 1e6)
         return stats
     idle = spec["mode"] == "idle"
     tasks = [
@@ -223,16 +240,21 @@ async def _bench(matches: int, seconds: float, idle_bots: int, variant_name: str
                     await trio.sleep(0.05)
             await trio.sleep(0.5)  # warm up
             before = sum(r.decisions for r in runners)
+            cpu_before = process_cpu_s(os.getpid()), process_cpu_s(driver.pid)
             started = trio.current_time()
             await trio.sleep(seconds)
             decisions = sum(r.decisions for r in runners) - before
             elapsed = trio.current_time() - started
+            server_cpu = process_cpu_s(os.getpid()) - cpu_before[0]
+            driver_cpu = process_cpu_s(driver.pid) - cpu_before[1]
             driver.kill()
             await driver.wait()
             assert driver.stdout is not None
             nursery.cancel_scope.cancel()
     request_bytes, reply_bytes = _mean_sizes(runners)
-    raw = await trio.to_thread.run_sync(_raw, len(tokens), seconds, request_bytes, reply_bytes)
+    raw, raw_server_cpu, raw_driver_cpu = await trio.to_thread.run_sync(
+        _raw, len(tokens), seconds, request_bytes, reply_bytes
+    )
     rss_per_bot = await _idle_memory(idle_bots, variant_name) if idle_bots else 0.0
     decisions_per_s = decisions / elapsed
     return ServerBench(
@@ -244,6 +266,10 @@ async def _bench(matches: int, seconds: float, idle_bots: int, variant_name: str
         ratio=round(decisions_per_s / raw, 3) if raw else 0.0,
         request_bytes=request_bytes,
         reply_bytes=reply_bytes,
+        server_cpu_us_per_decision=round(server_cpu * 1e6 / max(decisions, 1), 1),
+        driver_cpu_us_per_decision=round(driver_cpu * 1e6 / max(decisions, 1), 1),
+        server_cpu_us_per_roundtrip=raw_server_cpu,
+        driver_cpu_us_per_roundtrip=raw_driver_cpu,
         idle_bots=idle_bots,
         rss_per_idle_bot_kib=round(rss_per_bot, 1),
     )
@@ -262,7 +288,8 @@ def _mean_sizes(runners: list[Any]) -> tuple[int, int]:
     return (int(sum(sizes) / len(sizes)) if sizes else 1000), reply.ByteSize()
 
 
-def _raw(streams: int, seconds: float, request_bytes: int, reply_bytes: int) -> float:
+def _raw(streams: int, seconds: float, request_bytes: int, reply_bytes: int) -> tuple[float, float, float]:
+    """Round trips per second, then server and driver CPU µs per round trip."""
     with _RawServer(request_bytes) as server:
         spec = {
             "mode": "raw",
@@ -272,10 +299,17 @@ def _raw(streams: int, seconds: float, request_bytes: int, reply_bytes: int) -> 
             "reply_bytes": reply_bytes,
         }
         started = time.monotonic()
+        cpu = process_cpu_s(os.getpid())  # the raw server is a thread of this otherwise idle process
         stats = _run_driver(spec)
+        server_cpu = process_cpu_s(os.getpid()) - cpu
         elapsed = time.monotonic() - started
+    roundtrips = max(stats["roundtrips"], 1)
     # The driver's own start-up is outside its timed loop; count only the loop.
-    return stats["roundtrips"] / min(elapsed, seconds)
+    return (
+        stats["roundtrips"] / min(elapsed, seconds),
+        round(server_cpu * 1e6 / roundtrips, 1),
+        round(stats["cpu_us"] / roundtrips, 1),
+    )
 
 
 async def _idle_memory(bots: int, variant_name: str) -> float:
