@@ -10,7 +10,17 @@ import pytest
 from support import new_deal
 
 from arena.engine import Action, ActionError, DealState, deck_for, find_variant, observation
-from arena.protocol import action_from_message, action_message, legal_messages, view_message
+from arena.protocol import (
+    ViewEncoder,
+    action_from_message,
+    action_message,
+    action_taken_event,
+    event_batch_message,
+    legal_messages,
+    request_message,
+    trick_completed_event,
+    view_message,
+)
 from arena.v1 import arena_pb2 as pb
 
 ACTIONS = [
@@ -319,3 +329,106 @@ def test_the_trick_cache_encodes_the_same_views() -> None:
                 assert view_message(view, cache) == view_message(view)
             state.apply(rng.choice(state.legal_actions()))
         assert len(cache) == len(state.tricks) - 1  # the last trick ends the deal before any view
+
+
+# --------------------------------------------------------------------------- wire bytes of the referee
+
+
+def same_message(data: bytes, expected: Any) -> None:
+    """`data` parses to `expected`: every field, presence included, and the same size."""
+    parsed = type(expected).FromString(data)
+    assert parsed == expected
+    assert parsed.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True)
+    assert len(data) == expected.ByteSize()
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        *CONFIGS,
+        ("grosstarock", {"ladons": "all_blanks"}),
+        ("danish", {"redeal": "auto"}),
+        ("american", {}),
+        ("american", {"trischaken_leader": "forehand", "trischaken_scoring": "literal"}),
+    ],
+)
+def test_encoded_views_are_the_view_messages(name: str, options: dict[str, str]) -> None:
+    """ViewEncoder gives every seat, at every step, exactly view_message(observation(...))."""
+    variant = find_variant(name, options)
+    for deal in range(4):
+        rng = random.Random(f"encoder:{name}:{deal}")
+        pots = {pot: 60 for pot in variant.pot_names}
+        state = DealState(variant, deal % variant.seats, deck_for(deal + 5, deal), pots=pots)
+        encoder = ViewEncoder(state)
+        while True:
+            for seat in range(state.seats):
+                same_message(encoder.view(seat), view_message(observation(state, seat)))
+            if state.is_terminal():
+                break
+            state.apply(rng.choice(state.legal_actions()))
+    with pytest.raises(ValueError):
+        encoder.view(state.seats)
+
+
+def test_encoded_american_views_reach_every_contract_and_the_partner() -> None:
+    """Enough american deals that calls, talons, Trischaken and a known partner all occur."""
+    variant = find_variant("american")
+    seen: set[str] = set()
+    for deal in range(40):
+        rng = random.Random(f"american:{deal}")
+        state = DealState(variant, deal % 4, deck_for(21, deal))
+        encoder = ViewEncoder(state)
+        while not state.is_terminal():
+            actions = state.legal_actions()
+            bids = [a for a in actions if a.type == "bid"]
+            if bids and deal % 4 == 0:  # everybody passes: Trischaken
+                action = Action("pass")
+            else:
+                action = rng.choice(bids) if bids and rng.random() < 0.5 else rng.choice(actions)
+            state.apply(action)
+            for seat in range(state.seats):
+                expected = view_message(observation(state, seat))
+                same_message(encoder.view(seat), expected)
+                seen.add(expected.contract or "none")
+                if expected.HasField("partner"):
+                    seen.add("partner")
+                if expected.talon:
+                    seen.add("talon")
+    assert {"partner", "talon", "trischaken"} <= seen
+
+
+def test_the_wire_helpers_write_what_protobuf_writes() -> None:
+    """Varints of every length, negative int32s, empty and nested messages."""
+    view = pb.View(to_act=-1, trick_number=300, declarer=-5, seat=127, dealer=128)
+    deal = 70_000
+    action = Action.parse("play EX S")
+    same_message(
+        action_taken_event(deal, 2, action),
+        pb.Event(deal=deal, action_taken=pb.ActionTaken(seat=2, action=action_message(action))),
+    )
+    same_message(
+        trick_completed_event(3, 25, 0),
+        pb.Event(deal=3, trick_completed=pb.TrickCompleted(number=25, winner=0)),
+    )
+    events = [trick_completed_event(0, 1, 2), action_taken_event(0, 0, Action("pass"))]
+    same_message(
+        event_batch_message(events),
+        pb.ServerMessage(events=pb.EventBatch(events=[pb.Event.FromString(e) for e in events])),
+    )
+    legal = [Action.parse(t) for t in ("play SK", "play EX D", "pass", "declare cavallerie S")]
+    same_message(
+        request_message(2**40, 7, view.SerializeToString(), legal, 70_000, 0, events),
+        pb.ServerMessage(
+            request=pb.DecisionRequest(
+                request_id=2**40,
+                deal=7,
+                view=view,
+                legal_actions=legal_messages(legal),
+                time_limit_ms=70_000,
+                bank_ms=0,
+                events=[pb.Event.FromString(e) for e in events],
+            )
+        ),
+    )
+    # An empty request still carries its (empty) view.
+    assert pb.ServerMessage.FromString(request_message(0, 0, b"", [], 0, 0, [])).request.HasField("view")

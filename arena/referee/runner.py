@@ -29,9 +29,15 @@ from ..engine import (
     Match,
     Variant,
     deal_record,
-    observation,
 )
-from ..protocol import action_from_message, action_message, legal_messages, view_message
+from ..protocol import (
+    ViewEncoder,
+    action_from_message,
+    action_taken_event,
+    event_batch_message,
+    request_message,
+    trick_completed_event,
+)
 from ..replay.log import REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
 from ..v1 import arena_pb2 as pb
 
@@ -142,7 +148,7 @@ class Seat:
     crashed: bool = False
     disconnected_at: float | None = None  # trio time; None while connected
     pending: pb.DecisionRequest | None = None
-    events: list[pb.Event] = field(default_factory=list)  # public events not yet sent
+    events: list[bytes] = field(default_factory=list)  # public events not yet sent, encoded
     faults: list[Fault] = field(default_factory=list)
     _window_start: float = 0.0
     _window_count: int = 0
@@ -157,7 +163,7 @@ class Seat:
     def flush_events(self) -> None:
         """Send the events not yet sent, as one batch."""
         if self.events:
-            self.send(pb.ServerMessage(events=pb.EventBatch(events=self.events)))
+            self.send(pb.ServerMessage.FromString(event_batch_message(self.events)))
             self.events = []
 
 
@@ -183,7 +189,6 @@ class MatchRunner:
         self._request_ids = iter(range(1, 2**62))
         self.decisions = 0
         self._writer: ReplayWriter | None = None  # opened when the match runs
-        self._trick_cache: list[pb.Trick] = []  # the deal's completed tricks, encoded once for every view
         self.request_sizes: list[int] = []  # the first requests' sizes, for `arena bench server`
         self.log = log.bind(match_id=match_id)
 
@@ -310,16 +315,22 @@ class MatchRunner:
         if self._writer is not None:
             self._writer.write(line)
 
-    def broadcast(self, event: pb.Event) -> None:
-        """Queue a public event for every seat (it goes out with the seat's next message)."""
+    def broadcast(self, event: bytes | pb.Event) -> None:
+        """Queue a public event for every seat (it goes out with the seat's next message).
+
+        Events are kept encoded: every seat's request carries the same bytes.
+        """
+        data = event if isinstance(event, bytes) else event.SerializeToString()
         for seat in self.seats:
             if seat.link is not None:
-                seat.events.append(event)
-        for spectator in list(self.spectators):
-            if spectator.open:
-                spectator.send(event)
-            else:
-                self.spectators.remove(spectator)
+                seat.events.append(data)
+        if self.spectators:
+            message = event if isinstance(event, pb.Event) else pb.Event.FromString(data)
+            for spectator in list(self.spectators):
+                if spectator.open:
+                    spectator.send(message)
+                else:
+                    self.spectators.remove(spectator)
 
     async def run(self) -> None:
         c = self.config
@@ -400,7 +411,7 @@ class MatchRunner:
         while not match.is_over():
             deal = match.deal_index
             state = match.start_deal()
-            self._trick_cache = []
+            views = ViewEncoder(state)
             notes: list[dict[str, Any]] = []
             self._write(
                 {
@@ -419,7 +430,7 @@ class MatchRunner:
                 seat = state.current_player
                 assert seat is not None
                 tricks_before = len(state.tricks)
-                action, think_ms, fault = await self._decide(self.seats[seat], state, deal, len(notes))
+                action, think_ms, fault = await self._decide(self.seats[seat], state, views, deal, len(notes))
                 state.apply(action)
                 self.decisions += 1
                 note: dict[str, Any] = {"think_ms": think_ms}
@@ -437,17 +448,10 @@ class MatchRunner:
                     }
                 )
                 public = action if action.type != "discard" else Action("discard")  # the card stays hidden
-                self.broadcast(
-                    pb.Event(deal=deal, action_taken=pb.ActionTaken(seat=seat, action=action_message(public)))
-                )
+                self.broadcast(action_taken_event(deal, seat, public))
                 if len(state.tricks) > tricks_before:
                     trick = state.tricks[-1]
-                    self.broadcast(
-                        pb.Event(
-                            deal=deal,
-                            trick_completed=pb.TrickCompleted(number=trick.number, winner=trick.winner),
-                        )
-                    )
+                    self.broadcast(trick_completed_event(deal, trick.number, trick.winner))
             result = match.finish_deal(state)
             record = deal_record(state, deal)
             for entry, note in zip(record["actions"], notes, strict=True):
@@ -469,29 +473,24 @@ class MatchRunner:
                 each.flush_events()
 
     async def _decide(
-        self, seat: Seat, state: DealState, deal: int, step: int
+        self, seat: Seat, state: DealState, views: ViewEncoder, deal: int, step: int
     ) -> tuple[Action, int, Fault | None]:
         """Ask `seat` for its action under the clock; apply the fault policy when it fails."""
         c = self.config
         tc = c.time_control
         legal = state.legal_actions()
         limit_ms = tc.per_decision_ms + seat.bank_ms
-        request = pb.DecisionRequest(
-            request_id=next(self._request_ids),
-            deal=deal,
-            view=view_message(observation(state, seat.index), self._trick_cache),
-            legal_actions=legal_messages(legal),
-            time_limit_ms=limit_ms,
-            bank_ms=seat.bank_ms,
-            events=seat.events,
+        data = request_message(
+            next(self._request_ids), deal, views.view(seat.index), legal, limit_ms, seat.bank_ms, seat.events
         )
         seat.events = []
-        seat.pending = request
+        message = pb.ServerMessage.FromString(data)
+        request = seat.pending = message.request
         if len(self.request_sizes) < 200:
-            self.request_sizes.append(pb.ServerMessage(request=request).ByteSize())
+            self.request_sizes.append(len(data))
         start = trio.current_time()
         deadline = start + limit_ms / 1000
-        seat.send(pb.ServerMessage(request=request))
+        seat.send(message)
         invalid = 0
         fault: Fault | None = None
         action: Action | None = None
