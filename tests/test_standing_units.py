@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import random
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,3 +205,43 @@ def test_join_bucket_allows_a_burst_then_says_when() -> None:
     assert bucket.take() == 0 and bucket.take() == 0
     wait = bucket.take()
     assert 9_000 <= wait <= 10_000  # one join per 10 s
+
+
+# --------------------------------------------------------------------------- the operator's commands
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_bots_commands_work_on_the_store(tmp_path: Path) -> None:
+    registered = arena("bots", "register", "alpha", "--variants", "danish,grosstarock", cwd=tmp_path)
+    assert registered.returncode == 0, registered.stderr
+    token = registered.stdout.strip()
+    assert token.startswith("gta_") and "shown only this once" in registered.stderr
+    with contextlib.closing(Store(str(tmp_path / "arena.db"))) as store:
+        assert store.bot_by_token(token) == store.bot("alpha")
+    listed = json.loads(arena("bots", "list", "--json", cwd=tmp_path).stdout)["bots"]
+    assert [(b["name"], b["variants"], b["state"]) for b in listed] == [
+        ("alpha", ["danish", "grosstarock"], "active")
+    ]
+    assert arena("bots", "revoke", "alpha", cwd=tmp_path).stdout == "revoked alpha\n"
+    assert "revoked" in arena("bots", "list", cwd=tmp_path).stdout
+    assert arena("standings", cwd=tmp_path).stdout == "no rated matches yet\n"
+
+
+def test_bots_commands_explain_bad_input(tmp_path: Path) -> None:
+    missing = arena("bots", "list", "--store", "nowhere.db", cwd=tmp_path)
+    assert missing.returncode == 1 and "nowhere.db: no arena store here" in missing.stderr
+    assert not (tmp_path / "nowhere.db").exists()
+    arena("bots", "register", "alpha", cwd=tmp_path)
+    again = arena("bots", "register", "alpha", cwd=tmp_path)
+    assert again.returncode == 1 and "already registered" in again.stderr and not again.stdout
+    assert arena("bots", "revoke", "ghost", cwd=tmp_path).stderr == "arena bots: no bot named 'ghost'\n"
+    wrong_variant = arena("bots", "register", "beta", "--variants", "skat", cwd=tmp_path)
+    assert wrong_variant.returncode == 2 and "unknown variant 'skat'" in wrong_variant.stderr
+    assert arena("standings", "--variant", "skat", cwd=tmp_path).returncode == 2
+    not_a_db = tmp_path / "notes.txt"
+    not_a_db.write_text("hello")
+    broken = arena("standings", "--store", str(not_a_db), cwd=tmp_path)
+    assert broken.returncode == 1 and "cannot open the arena store" in broken.stderr
