@@ -142,7 +142,19 @@ def store(tmp_path: Path) -> Iterator[Store]:
     opened.close()
 
 
-def test_registered_bots_play_rated_matches_and_the_standings_update(store: Store, tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """The SQLite file, and a real PostgreSQL server (tests/postgres.py)."""
+    url = str(tmp_path / "arena.db") if request.param == "sqlite" else request.getfixturevalue("postgres_db")
+    opened = Store(url)
+    yield opened
+    opened.close()
+
+
+def test_registered_bots_play_rated_matches_and_the_standings_update(
+    any_store: Store, tmp_path: Path
+) -> None:
+    store = any_store
     tokens = {name: store.register_bot(name)[1] for name in ("ann", "bob", "cid", "dan")}
     with ServerThread(store, tmp_path / "replays", FAST) as server:
         bots = [lobby_bot(server.address, token, MATCHES="3", MAX_MATCHES="2") for token in tokens.values()]
