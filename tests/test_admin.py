@@ -207,3 +207,23 @@ def test_arena_serve_answers_and_stops_on_sigterm(tmp_path: Path) -> None:
         server.wait()
         if server.stderr is not None:
             server.stderr.close()
+
+
+def test_a_long_running_server_keeps_only_recent_ended_matches_in_memory(tmp_path: Path) -> None:
+    async def scenario() -> tuple[list[str], list[str], tuple[str, Path | None]]:
+        async with trio.open_nursery() as nursery:
+            hub, _port = await nursery.start(serve, "127.0.0.1", 0, tmp_path)
+            hub.keep_ended = 2
+            created = []
+            for seed in range(3):  # no bot ever comes: the referee substitutes every decision
+                runner = hub.create_match(config("grosstarock", seed=seed, start_timeout_s=0.01))
+                await runner.done.wait()
+                created.append(runner.match_id)
+            kept = list(hub.matches)
+            evicted = hub.replay_path(created[0])
+            nursery.cancel_scope.cancel()
+            return created, kept, evicted
+
+    created, kept, (state, path) = trio.run(scenario)
+    assert kept == created[1:]
+    assert state == "finished" and path == tmp_path / f"{created[0]}.jsonl" and path.is_file()

@@ -8,6 +8,7 @@ token, attach a `BotLink` to the seat, and pump messages across the bridge.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import re
 import secrets
@@ -47,6 +48,8 @@ SERVER_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
 ]
 DEFAULT_TIME_CONTROL = TimeControl()
+KEEP_FINISHED = 500
+"""Ended matches kept in memory for ListMatches; older ones are only on disk (their replays)."""
 
 
 class Hub:
@@ -59,6 +62,8 @@ class Hub:
         # Read from the aio thread to authenticate streams; written only here.
         self.tokens: dict[str, tuple[MatchRunner, int]] = {}
         self.lobby: Lobby | None = None  # the standing arena, when the server has a store
+        self.keep_ended = KEEP_FINISHED
+        self._ended: collections.deque[str] = collections.deque()
 
     def create_match(self, config: MatchConfig, tokens: Mapping[int, str] | None = None) -> MatchRunner:
         """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's)."""
@@ -82,6 +87,10 @@ class Hub:
         finally:
             for seat in runner.seats:
                 self.tokens.pop(seat.token, None)
+            # A standing server runs matches for days: forget the oldest ended ones.
+            self._ended.append(runner.match_id)
+            while len(self._ended) > self.keep_ended:
+                self.matches.pop(self._ended.popleft(), None)
 
     def list_matches(self) -> list[pb.MatchInfo]:
         return [
