@@ -226,6 +226,141 @@ def test_verify_counts_every_action_and_checks_the_fault_substitutes(played: dic
     assert played["forfeit"].runner.termination == "forfeit" and forfeit.ok and forfeit.complete
 
 
+def _verdict(replay: Replay) -> tuple[Any, ...]:
+    deals = [(d.index, d.result, d.scores, d.decisions) for d in replay.deals]
+    counts = (replay.actions, replay.deals_done, replay.open_steps, replay.cut_tail)
+    return (replay.problem, *counts, replay.match_end, deals, replay.notes)
+
+
+def _both_ways(data: bytes, name: str, collect: bool = False) -> Replay:
+    """Verify `data` as text where it can and line by line only; the two must agree in everything."""
+    fast = verify_bytes(data, name, collect)
+    verify_module._TEXT_CHECK = False
+    try:
+        careful = verify_bytes(data, name, collect)
+    finally:
+        verify_module._TEXT_CHECK = True
+    assert _verdict(fast) == _verdict(careful), (name, fast.problem, careful.problem)
+    return fast
+
+
+def _edits(text: str, rng: Any) -> list[str]:
+    """Edits of a replay log, most of them still JSON: what the text check must tell apart.
+
+    Some change an action line and its deal record entry alike, so that the two still agree.
+    """
+    lines = text.splitlines()
+    deal_lines = {json.loads(x)["deal"]: i for i, x in enumerate(lines) if x.startswith('{"type":"deal",')}
+    actions = [
+        (i, json.loads(x))
+        for i, x in enumerate(lines)
+        if x.startswith('{"type":"action",') and '"fault"' not in x
+    ]
+    actions = [(i, a) for i, a in actions if a["deal"] in deal_lines]
+    out = []
+    for attempt in range(160):
+        edited = list(lines)
+        index = rng.randrange(1, len(edited))
+        line = edited[index]
+        kind = attempt % 10
+        if kind == 0:  # a value changed, written back as the referee writes
+            obj = json.loads(line)
+            _set(obj, rng.choice(_paths(obj)), rng.choice([*ODD_VALUES, 0, 1, 2, "T21", "pass", 7]))
+            edited[index] = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+        elif kind == 1:  # the same object written otherwise: spaces, escaped text, another key order
+            obj = json.loads(line)
+            compact = json.dumps(obj, separators=(",", ":"))  # escapes any non-ASCII text
+            edited[index] = rng.choice([json.dumps(obj), compact, json.dumps(dict(reversed(obj.items())))])
+        elif kind == 2:  # a line lost or doubled
+            if rng.random() < 0.5:
+                del edited[index]
+            else:
+                edited.insert(index, line)
+        elif kind == 3:  # two lines swapped
+            other = min(index + 1, len(edited) - 1)
+            edited[index], edited[other] = edited[other], edited[index]
+        elif kind == 4:  # one digit changed
+            digits = [i for i, ch in enumerate(line) if ch.isdigit()]
+            at = rng.choice(digits)
+            edited[index] = line[:at] + str((int(line[at]) + rng.randrange(1, 10)) % 10) + line[at + 1 :]
+        elif kind in (5, 6) and actions:  # an action line and its record entry changed alike
+            index, action = rng.choice(actions)
+            deal = deal_lines[action["deal"]]
+            if kind == 5:  # as text: a think time with a leading zero, a sign, a fraction, a space
+                mark = '"think_ms":'
+                change = rng.choice(["0", "-", "1.", "+", " ", "00"])
+                edited[index] = edited[index].replace(mark, mark + change)
+                at = -1
+                for _ in range(action["step"] + 1):
+                    at = edited[deal].index(mark, at + 1)
+                edited[deal] = edited[deal][: at + len(mark)] + change + edited[deal][at + len(mark) :]
+            else:  # as values: another seat, card or action, or another think time
+                record = json.loads(edited[deal])
+                entry = record["record"]["actions"][action["step"]]
+                key = rng.choice(["seat", "think_ms", "card", "type", "name", "suit"])
+                value = rng.choice([0, 1, 2, 3, 4, -1, 10**20, True, "T21", "EX", "pass", "play", "S", None])
+                for obj in (action["action"] if key not in ("seat", "think_ms") else action, entry):
+                    if value is None:
+                        obj.pop(key, None)
+                    else:
+                        obj[key] = value
+                edited[index] = json.dumps(action, separators=(",", ":"), ensure_ascii=False)
+                edited[deal] = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+        elif kind == 7 and deal_lines:  # the result or the scores of a deal line
+            deal = rng.choice(list(deal_lines.values()))
+            obj = json.loads(edited[deal])
+            paths = [p for p in _paths(obj) if p[0] == "scores" or p[:2] == ("record", "result")]
+            _set(obj, rng.choice(paths), rng.choice([*ODD_VALUES, 0, 1, -3, "x"]))
+            edited[deal] = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+        elif kind == 8 and '},{"seat":' in line:  # an entry's think time moved into the next one
+            think = line.index(',"think_ms":')
+            after = line.index('},{"seat":', think)
+            value = line[think + 12 : after]  # still JSON: the next entry has the key twice
+            edited[index] = line[:think] + '},{"seat":' + value + ',"think_ms":' + line[after + 10 :]
+        else:  # a connection line inside a deal
+            edited.insert(index, '{"type":"connection","seat":1,"event":"disconnected","detail":""}')
+        out.append("\n".join(edited) + "\n")
+    return out
+
+
+def test_the_text_check_of_whole_deals_gives_the_line_by_line_verdicts(
+    played: dict[str, Played], crashed: Path
+) -> None:
+    """A deal as the referee wrote it is checked as text; every edit must get the verdict of JSON."""
+    import random
+
+    rng = random.Random(3)
+    sources = [*(p.path for p in played.values()), crashed, *sorted(SAMPLES_DIR.glob("*.jsonl"))]
+    for path in sources:
+        text = path.read_text()
+        assert _both_ways(text.encode(), path.name).problem is None
+        _both_ways(text.encode(), path.name, collect=True)
+        for number, edited in enumerate(_edits(text, rng)):
+            name = f"{number}-{path.name}"
+            _both_ways(edited.encode(), name)
+            if number % 10 == 0:
+                _both_ways(edited.encode(), name, collect=True)
+
+
+def test_deals_as_the_referee_wrote_them_are_not_read_line_by_line(
+    played: dict[str, Played], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[int] = []
+    original = verify_module._Checker._deal_end
+
+    def spy(self: Any, number: int, obj: dict[str, Any]) -> None:
+        read.append(number)
+        original(self, number, obj)
+
+    monkeypatch.setattr(verify_module._Checker, "_deal_end", spy)
+    for name in ("clean", "danish", "american", "forfeit"):  # no fault in a deal, no connection line
+        assert verify_replay(played[name].path).ok
+    for path in SAMPLES_DIR.glob("*.jsonl"):
+        assert verify_replay(path).ok
+    assert read == []
+    assert verify_replay(played["faults"].path).ok and read  # a fault: line by line
+
+
 def test_the_referee_vocabulary_is_the_verifiers() -> None:
     assert verify_module.FAULT_KINDS == referee.FAULT_KINDS
 

@@ -17,10 +17,13 @@ file cannot be read from that line on: invalid JSON, a line of the wrong shape, 
 or a *discrepancy* (the file reads, but the engine disagrees). A `.jsonl.part` file is the log
 of a match that has not ended (or crashed): it may stop anywhere, and its last line may be cut.
 
-Speed: a replay is read once. Action lines are not parsed as JSON when they are exactly the
-text the referee writes for the deal record's entry (the record holds the same action, seat,
-think time and fault), so a well-formed deal costs one JSON parse for its record plus the
-engine's own work.
+Speed: a replay is read once, and a deal the referee wrote is checked as text. The engine
+replays the deal record's actions (looked up by their text in a table of the few hundred there
+are), then the `deal_start` line, the action lines and the `deal` line must each be exactly the
+text the referee writes for what the engine did, with the think times the record gives; only the
+result is parsed as JSON. Any difference (a fault, a connection line inside the deal, a changed or
+reformatted line) sends the deal to the line-by-line check, which reads every line as JSON and
+names the first problem: the text check only ever accepts what that check accepts.
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, NoReturn, TypeGuard
 
 from ..engine import (
+    CARDS,
     Action,
     Card,
     ConfigError,
@@ -57,6 +62,24 @@ _ACTION_LINE_KEYS = frozenset({"type", "deal", "step", "seat", "action", "think_
 # JSON text as the referee writes it, and its number of fields. A few hundred at most.
 _KNOWN: dict[tuple[Any, Any, Any, Any], tuple[Action, str, int]] = {}
 _RESULT_ORDER = ("card_points", "deltas", "pots", "annulled", "tricks_won", "ledger")
+
+# The text check of whole deals (`_Checker._fast_deal`). A record entry is
+# `{"seat":S,<action fields>,"think_ms":T}`; its *key* is the text between `{"seat":` and
+# `,"think_ms":`. Per canonical key (a few hundred: seats times actions): the action, the
+# (seat, action) pair the engine's history holds, and the action line's text from the seat to the
+# think time. Only canonical keys of seats 0-3 are kept, so the tables stay small.
+_DEAL_START_PREFIX = '{"type":"deal_start",'
+_THINK = ',"think_ms":'
+_NEXT_ENTRY = '},{"seat":'
+_ACTIONS: dict[str, Action] = {}
+_PAIRS: dict[str, tuple[int, Action]] = {}
+_LINE_MIDDLES: dict[str, str] = {}
+_STEPS: list[str] = []  # '"step":N,"seat":' by step
+_CODES = tuple(str(card) for card in CARDS)
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # as the referee writes
+# Variants by header (name, options): building one is a good part of reading a short file.
+_VARIANTS: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Variant, str]] = {}
+_TEXT_CHECK = True  # False: every line is read as JSON (the tests compare both ways)
 
 
 def substitute_action(seed: int, deal: int, step: int, legal: Sequence[Action]) -> Action:
@@ -237,6 +260,10 @@ class _Checker:
         self.done_actions = 0  # actions of the deals verified up to their deal line
         self.faults: list[int] = []  # per seat
         self.ended = False
+        self.variant_text = ""  # '"variant":…,"options":…,"seats":N', as a deal record spells them
+        # The deal in progress as the `deal_start` line spells it, set when that line was read as
+        # text: its pots, stakes and deck, for the text of its `deal` line. Empty otherwise.
+        self.start_texts: tuple[str, str, str] = ("", "", "")
 
     # ---------------------------------------------------------------- reading lines
 
@@ -249,12 +276,23 @@ class _Checker:
             if not lines and not cut and bad_utf8 is None:
                 raise _Stop(Problem("damage", "the file is empty: a replay log starts with its header line"))
             texts, numbers = self.texts, self.numbers
-            for number, line in enumerate(lines, 1):
+            as_text = _TEXT_CHECK
+            whole_deals = as_text and not self.collect  # collecting keeps every decision: line by line
+            index = offset = 0  # the next line, and where it starts in `text`
+            while index < len(lines):
+                line = lines[index]
+                index += 1
+                offset += len(line) + 1
                 if line.startswith(_ACTION_PREFIX) and self.state is not None:
                     texts.append(line)
-                    numbers.append(number)
+                    numbers.append(index)
+                elif as_text and line.startswith(_DEAL_START_PREFIX) and self._fast_deal_start(index, line):
+                    if whole_deals:
+                        covered = self._fast_deal(text, offset)
+                        if covered is not None:  # the action lines and the deal line hold
+                            index, offset = index + covered[0], covered[1]
                 else:
-                    self._parsed_line(number, line)
+                    self._parsed_line(index, line)
             if cut:
                 self._parsed_line(len(lines) + 1, cut, last=True)
             if bad_utf8 is not None:
@@ -344,10 +382,16 @@ class _Checker:
         options = obj.get("options", {})
         if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
             _stop_damage(1, "has options that are not an object of strings")
-        try:
-            variant = find_variant(str(obj.get("variant")), options)
-        except ConfigError as exc:
-            raise _Stop(Problem("unsupported", f"line 1: {exc}", 1)) from None
+        key = (str(obj.get("variant")), tuple(options.items()))
+        known = _VARIANTS.get(key)
+        if known is None:
+            try:
+                variant = find_variant(key[0], options)
+            except ConfigError as exc:
+                raise _Stop(Problem("unsupported", f"line 1: {exc}", 1)) from None
+            spelled = f'"variant":{_json(variant.name)},"options":{_json(dict(variant.options))}'
+            known = _VARIANTS[key] = (variant, f'{spelled},"seats":{variant.seats}')
+        variant, self.variant_text = known
         seed, deals, seats = obj.get("seed"), obj.get("deals"), obj.get("seats")
         if not _is_int(seed):
             _stop_damage(1, f"has seed {seed!r}; expected a whole number")
@@ -411,6 +455,110 @@ class _Checker:
         self.deal_log = log
         if self.collect:
             self.replay.deals.append(log)
+
+    def _fast_deal_start(self, number: int, line: str) -> bool:
+        """Start the next deal if `line` is exactly the `deal_start` line the referee writes for it.
+
+        Otherwise nothing changes, and `_deal_start` reads the line and says what differs.
+        """
+        match = self.match
+        if match is None or self.ended or self.state is not None or match.is_over():
+            return False
+        state = match.start_deal()
+        deal = match.deal_index
+        codes = list(map(_CODES.__getitem__, state.deck))
+        pots, stakes, deck = _ENCODE(state.pots_start), "true" if state.stakes else "false", '","'.join(codes)
+        expected = (
+            f'{{"type":"deal_start","deal":{deal},"dealer":{state.dealer},"pots":{pots},'
+            f'"stakes":{stakes},"deck":["{deck}"]}}'
+        )
+        if line != expected:
+            return False
+        self.state = state
+        self.deck_codes = codes
+        self.start_texts = (pots, stakes, deck)
+        self.steps = 0
+        self.texts.clear()
+        self.numbers.clear()
+        log = DealLog(deal, state.dealer, dict(state.pots_start), state.stakes, list(state.deck), number)
+        self.deal_log = log
+        if self.collect:
+            self.replay.deals.append(log)
+        return True
+
+    def _fast_deal(self, text: str, start: int) -> tuple[int, int] | None:
+        """Check the deal whose action lines begin at `start` in `text` as a whole, as text.
+
+        The engine replays the deal record's actions; then the record's entries, the action lines
+        and the deal line must be exactly what the referee writes for them. Returns how many lines
+        that covered and where the next line starts, or None, having changed nothing but dealt
+        the deal again, so that the line-by-line check reads it and names what differs.
+        """
+        state, log, match = self.state, self.deal_log, self.match
+        assert state is not None and log is not None and match is not None
+        end = text.find('\n{"type":"deal",', start - 1)  # the newline before the deal line
+        after = text.find("\n", end + 1) if end >= 0 else -1
+        if after < 0:  # no deal line, or its end is cut: the line-by-line check reads what is there
+            return None
+        block = text[start:end]  # the action lines, without the last newline
+        deal_line = text[end + 1 : after]
+        pots, stakes, deck = self.start_texts
+        head = (
+            f'{{"type":"deal","deal":{log.index},"record":{{"format":"arena-deal","version":1,'
+            f'{self.variant_text},"dealer":{state.dealer},"pots":{pots},"stakes":{stakes},'
+            f'"deck":["{deck}"],"actions":['
+        )
+        tail_at = deal_line.rfind(f'],"deal":{log.index},"result":')
+        if tail_at < len(head) or not deal_line.startswith(head):
+            return None
+        entries = deal_line[len(head) : tail_at]
+        split = _split_entries(entries)
+        if split is None:
+            return None
+        keys, thinks = split
+        if not (all(map(_ACTIONS.__contains__, keys)) or all(map(_learn, keys))):
+            return None
+        # The entries must be exactly these parts (not, say, an entry without its think time), and
+        # the action lines what the referee writes for them.
+        joined = "".join(chain.from_iterable(zip(keys, repeat(_THINK), thinks, repeat(_NEXT_ENTRY))))
+        if entries != ('{"seat":' + joined[: -len(_NEXT_ENTRY)] + "}" if keys else ""):
+            return None
+        # This also finds any other line inside the deal (a connection, a fault): `block` is
+        # everything between the deal_start line and the deal line.
+        line_head = f'{{"type":"action","deal":{log.index},'
+        middles = map(_LINE_MIDDLES.__getitem__, keys)
+        lines = "".join(
+            chain.from_iterable(zip(repeat(line_head), _steps(len(keys)), middles, thinks, repeat("}\n")))
+        )
+        if lines[:-1] != block:
+            return None
+        apply = state.apply
+        try:
+            for action in map(_ACTIONS.__getitem__, keys):
+                apply(action)
+        except EngineError:
+            pass  # the history is then shorter than the record: the check below fails
+        # The seats: the engine's history holds the seat that was to act at each step.
+        holds = state.is_terminal() and state.history == list(map(_PAIRS.__getitem__, keys))
+        if holds:
+            # The result is read as JSON, as the line-by-line check reads it (cheaper than writing
+            # the replayed one); the rest of the line is text again.
+            result = state.result()
+            replayed = result.to_dict()
+            scores = ",".join(str(s + d) for s, d in zip(match.scores, result.deltas, strict=True))
+            ending = f'}},"scores":[{scores}]}}'
+            start_at = tail_at + len(f'],"deal":{log.index},"result":')
+            holds = deal_line.endswith(ending) and _loads(deal_line[start_at : -len(ending)]) == replayed
+        if not holds:
+            self.state = match.start_deal()  # the line-by-line check replays the deal again
+            return None
+        match.finish_deal(state)
+        log.result = replayed
+        log.scores = list(match.scores)
+        self.replay.deals_done += 1
+        self.done_actions += len(keys)
+        self.state = None
+        return len(keys) + 1, after + 1
 
     def _deal_end(self, number: int, obj: dict[str, Any]) -> None:
         state, log, match = self.state, self.deal_log, self.match
@@ -732,6 +880,67 @@ class _Checker:
                 lines,
             )
         )
+
+
+def _split_entries(entries: str) -> tuple[list[str], list[str]] | None:
+    """The keys and think times of a deal record's entries as the referee writes them, or None.
+
+    `{"seat":0,"type":"pass","think_ms":7},{"seat":1,…` gives `['0,"type":"pass"', '1,…']` and
+    `['7', …]`. The caller still checks each key and that the entries are exactly these parts.
+    """
+    if not entries:
+        return [], []
+    if not (entries.startswith('{"seat":') and entries.endswith("}")):
+        return None
+    parts = entries[8:-1].replace(_NEXT_ENTRY, _THINK).split(_THINK)
+    keys, thinks = parts[0::2], parts[1::2]
+    digits = "".join(thinks)
+    # Whole numbers as JSON writes them: ASCII digits, no empty one, no leading zero.
+    if len(keys) != len(thinks) or not (digits.isascii() and digits.isdigit() and all(thinks)):
+        return None
+    if ("," + ",".join(thinks)).count(",0") != thinks.count("0"):
+        return None
+    return keys, thinks
+
+
+def _learn(key: str) -> bool:
+    """Whether `key` is a canonical record entry of seat 0-3 without its think time; keeps it."""
+    if key in _ACTIONS:
+        return True
+    text = '{"seat":' + key + "}"
+    try:
+        entry = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    if not isinstance(entry, dict):
+        return False
+    seat = entry.pop("seat", None)
+    if not _is_int(seat) or not 0 <= seat < 4:
+        return False
+    try:
+        action = Action.from_dict(entry)
+    except EngineError:
+        return False
+    fields = action.to_dict()
+    if _json({"seat": seat, **fields}) != text:
+        return False
+    _ACTIONS[key] = action
+    _PAIRS[key] = (seat, action)
+    _LINE_MIDDLES[key] = f'{seat},"action":{_json(fields)}{_THINK}'
+    return True
+
+
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _steps(count: int) -> list[str]:
+    while len(_STEPS) < count:
+        _STEPS.append(f'"step":{len(_STEPS)},"seat":')
+    return _STEPS
 
 
 def _stop_damage(number: int, reason: str) -> NoReturn:
