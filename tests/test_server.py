@@ -16,9 +16,10 @@ import pytest
 import trio
 from support import cards_in
 
-from arena.engine import Card, DealState, find_variant, replay_record
+from arena.engine import Action, Card, DealState, find_variant, replay_record
 from arena.play import play_matches
-from arena.referee.runner import MatchConfig, TimeControl
+from arena.referee.runner import MatchConfig, TimeControl, action_line
+from arena.replay.log import ReplayWriter
 from arena.server.app import serve
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -150,6 +151,33 @@ def test_a_bot_cannot_answer_for_another_request(tmp_path: Path) -> None:
     [played] = trio.run(play_matches, [(cfg, [bot("foreign"), bot(), bot()])], tmp_path)
     kinds = faults_in(read_replay(played.runner.replay_path))  # type: ignore[arg-type]
     assert kinds and all(fault == (0, "timeout") for fault in kinds)
+
+
+def test_replay_lines_are_buffered_until_due_and_the_action_line_is_plain_json(tmp_path: Path) -> None:
+    writer = ReplayWriter(tmp_path, "m", flush_after_s=3600)
+    writer.write({"type": "header"})
+    action = Action.parse("play EX S")
+    writer.write_json(action_line(2, 17, 1, action, 35))
+    assert writer.partial_path.read_text() == ""  # buffered, not due
+    assert writer.flush_if_due() is not None
+    writer.flush()
+    assert writer.flush_if_due() is None  # nothing buffered
+    expected = {
+        "type": "action",
+        "deal": 2,
+        "step": 17,
+        "seat": 1,
+        "action": action.to_dict(),
+        "think_ms": 35,
+    }
+    assert read_replay(writer.partial_path) == [{"type": "header"}, expected]
+    line = json.dumps(expected, separators=(",", ":"), ensure_ascii=False)
+    assert writer.partial_path.read_text().splitlines()[1] == line  # byte for byte as `write` encodes it
+    writer.abandon()
+    now = ReplayWriter(tmp_path, "n", flush_after_s=0)
+    now.write({"type": "header"})
+    assert now.flush_if_due() is None and now.partial_path.read_text() == '{"type":"header"}\n'
+    assert now.complete().read_text() == '{"type":"header"}\n'
 
 
 def _stream_status(address: str, token: str) -> grpc.StatusCode | str:

@@ -8,11 +8,13 @@ crashes, protocol errors) are recorded and handled by the match's fault policy.
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import time
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,6 +49,19 @@ FAULT_KINDS = ("illegal", "timeout", "disconnect", "crash", "protocol")
 INBOX_SIZE = 16
 MAX_UNSOLICITED_PER_SECOND = 100  # messages that answer no pending request
 MAX_BOT_MESSAGE_BYTES = 16 * 1024  # an answer is a few dozen bytes
+
+
+@lru_cache(maxsize=4096)  # the actions of every variant are a few hundred values
+def _action_json(action: Action) -> str:
+    return json.dumps(action.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+
+def action_line(deal: int, step: int, seat: int, action: Action, think_ms: int) -> str:
+    """The replay's `action` line of a decision without a fault, as `ReplayWriter.write` encodes it."""
+    return (
+        f'{{"type":"action","deal":{deal},"step":{step},"seat":{seat},'
+        f'"action":{_action_json(action)},"think_ms":{think_ms}}}'
+    )
 
 
 class Link(Protocol):
@@ -314,6 +329,8 @@ class MatchRunner:
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
             self._writer.write(line)
+            if self.state is not MatchState.RUNNING:  # no decision loop flushes it
+                self._writer.flush()
 
     def broadcast(self, event: bytes | pb.Event) -> None:
         """Queue a public event for every seat (it goes out with the seat's next message).
@@ -437,16 +454,19 @@ class MatchRunner:
                 if fault is not None:
                     note["fault"] = {"kind": fault.kind, "detail": fault.detail}
                 notes.append(note)
-                self._write(
-                    {
-                        "type": "action",
-                        "deal": deal,
-                        "step": len(notes) - 1,
-                        "seat": seat,
-                        "action": action.to_dict(),
-                        **note,
-                    }
-                )
+                if fault is None and self._writer is not None:
+                    self._writer.write_json(action_line(deal, len(notes) - 1, seat, action, think_ms))
+                else:
+                    self._write(
+                        {
+                            "type": "action",
+                            "deal": deal,
+                            "step": len(notes) - 1,
+                            "seat": seat,
+                            "action": action.to_dict(),
+                            **note,
+                        }
+                    )
                 public = action if action.type != "discard" else Action("discard")  # the card stays hidden
                 self.broadcast(action_taken_event(deal, seat, public))
                 if len(state.tricks) > tricks_before:
@@ -488,6 +508,8 @@ class MatchRunner:
         request = seat.pending = message.request
         if len(self.request_sizes) < 200:
             self.request_sizes.append(len(data))
+        writer = self._writer
+        assert writer is not None
         start = trio.current_time()
         deadline = start + limit_ms / 1000
         seat.send(message)
@@ -495,6 +517,7 @@ class MatchRunner:
         fault: Fault | None = None
         action: Action | None = None
         while action is None and fault is None:
+            flush_in = writer.flush_if_due()  # the replay's lines reach the OS while the bot thinks
             now = trio.current_time()
             wait_until = deadline
             if seat.disconnected_at is not None:
@@ -503,6 +526,8 @@ class MatchRunner:
                     fault = Fault(seat.index, "crash" if seat.crashed else "disconnect", "no bot connected")
                     break
                 wait_until = min(deadline, grace_end)
+            if flush_in is not None:
+                wait_until = min(wait_until, now + flush_in)
             item: Reply | LinkChange | None = None
             with trio.move_on_after(max(0.0, wait_until - now)):
                 item = await seat.inbox.receive()
