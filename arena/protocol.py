@@ -68,16 +68,27 @@ def action_from_message(message: arena_pb2.Action) -> Action:
     """
     if not isinstance(message, arena_pb2.Action):
         raise ActionError(f"not an Action message: {type(message).__name__}")
-    fields: dict[str, Any] = {"type": message.type}
-    if message.card:
-        fields["card"] = message.card
-    if message.name:
-        fields["name"] = message.name
-    if message.suit:
-        if message.type not in _SUIT_TYPES:
-            raise ActionError(f"a {message.type or 'typeless'} action takes no suit (got {message.suit!r})")
-        fields["suit"] = message.suit
+    kind, card, suit, name = message.type, message.card, message.suit, message.name
+    if len(kind) + len(card) + len(suit) + len(name) <= 64:  # any well-formed action; bounds the cache
+        return _action_from_fields(kind, card, suit, name)
+    return _parse_action(kind, card, suit, name)
+
+
+def _parse_action(kind: str, card: str, suit: str, name: str) -> Action:
+    fields: dict[str, Any] = {"type": kind}
+    if card:
+        fields["card"] = card
+    if name:
+        fields["name"] = name
+    if suit:
+        if kind not in _SUIT_TYPES:
+            raise ActionError(f"a {kind or 'typeless'} action takes no suit (got {suit!r})")
+        fields["suit"] = suit
     return Action.from_dict(fields)
+
+
+# An answer is parsed once per decision; malformed ones raise and are not cached.
+_action_from_fields = lru_cache(maxsize=4096)(_parse_action)
 
 
 def legal_messages(actions: Iterable[Action | str]) -> list[arena_pb2.Action]:
