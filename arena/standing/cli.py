@@ -71,6 +71,40 @@ def register(commands: Any, bench_targets: Any) -> None:
     standings.add_argument("--store", default="arena.db", metavar="PATH|URL", help=STORE_HELP)
     standings.set_defaults(run=_cmd_standings, parser=standings)
 
+    bench = bench_targets.add_parser(
+        "arena",
+        help="load test of the standing arena: many lobby bots playing at once on loopback",
+        description="Register N bots, start `arena serve`, connect every bot to the lobby and let them "
+        "play for S seconds: matches per minute, decisions per second, the decision round trip's "
+        "overhead, the server's memory, lost results and server errors (see docs/ARENA.md).",
+    )
+    bench.add_argument("--bots", type=_positive_int, default=200, metavar="N")
+    bench.add_argument("--seconds", type=_positive_int, default=60, metavar="S", help="measured window")
+    bench.add_argument("--drivers", type=_positive_int, default=4, metavar="K", help="bot processes")
+    bench.add_argument("--variants", type=_variant_list, default=("grosstarock",), metavar="V,V")
+    bench.add_argument("--deals", type=_positive_int, default=1, metavar="N", help="dealer turns per match")
+    bench.add_argument("--max-matches", type=_positive_int, default=1, metavar="N", help="at once per bot")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_arena, parser=bench)
+
+
+def _cmd_bench_arena(args: argparse.Namespace) -> int:
+    from .bench import bench_arena
+
+    try:
+        measured = bench_arena(
+            args.bots, args.seconds, args.drivers, args.variants, args.deals, args.max_matches
+        )
+    except (RuntimeError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print(json.dumps(measured.to_dict()))
+    else:
+        print("decisions/s: answered by the bots in the window; round trip: think_ms of the replays")
+        for key, value in measured.to_dict().items():
+            print(f"{key:<26} {value}")
+    return 0
+
 
 def _variant_list(text: str) -> tuple[str, ...]:
     names = tuple(v.strip() for v in text.split(",") if v.strip())
