@@ -361,6 +361,43 @@ def test_deals_as_the_referee_wrote_them_are_not_read_line_by_line(
     assert verify_replay(played["faults"].path).ok and read  # a fault: line by line
 
 
+ENGINE_CONFIGS = [
+    *((name, {}) for name in VARIANT_NAMES),
+    ("german-1754", {"players": "4"}),
+    ("danish", {"redeal": "auto"}),
+    ("danish-pots", {"red_pips": "straight", "counting": "p001"}),
+    ("american", {"trischaken_leader": "forehand"}),
+]
+
+
+@pytest.mark.parametrize(("name", "options"), ENGINE_CONFIGS, ids=lambda x: str(x or ""))
+def test_apply_alone_accepts_exactly_the_legal_actions(name: str, options: dict[str, str]) -> None:
+    """A replay applies actions without asking for legal_actions(); apply then decides a card play
+    or a discard by its card alone. It must accept exactly what legal_actions() lists."""
+    import random
+
+    from arena.engine import CARDS, Action, Match
+    from arena.engine import actions as A
+
+    rng = random.Random(name)
+    variant = find_variant(name, options)
+    odd = [Action("play", CARDS[77], "S"), Action("play", 5), Action("discard", None), A.PASS]  # type: ignore[arg-type]
+    for seed in range(3):
+        match = Match(variant, seed=seed, deals=variant.seats)
+        while not match.is_over():
+            state = match.start_deal()
+            while not state.is_terminal():
+                legal = state.legal_actions()
+                seat = state.current_player
+                assert seat is not None
+                for action in {*legal, *A.PLAY, *A.DISCARD, *odd}:
+                    assert state._allows(seat, action) == (action in legal), (action, state)
+                state._legal = None  # so that apply decides alone, as in a replay
+                everyone_passes = seed == 0 and state.phase == "bid"  # american: Trischaken
+                state.apply(A.PASS if everyone_passes else rng.choice(legal))
+            match.finish_deal(state)
+
+
 def test_the_referee_vocabulary_is_the_verifiers() -> None:
     assert verify_module.FAULT_KINDS == referee.FAULT_KINDS
 

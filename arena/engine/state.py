@@ -299,13 +299,15 @@ class DealState:
         """Verify `action` for the current player, then carry it out."""
         if self.phase == END:
             raise IllegalActionError("the deal is over", "G-TRICK-1")
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        if action not in legal:
-            self._reject(action)
         seat = self.turn
         assert seat is not None
+        legal = self._legal
+        if legal is None:
+            # Nobody asked for legal_actions() (a replay, a record): decide this action alone.
+            if not self._allows(seat, action):
+                self._reject(action)
+        elif action not in legal:
+            self._reject(action)
         self.history.append((seat, action))
         self._legal = None
         phase = self.phase
@@ -324,6 +326,24 @@ class DealState:
         else:
             self._apply_round_answer(seat, action)
 
+    def _allows(self, seat: int, action: Action) -> bool:
+        """Whether `action` is in `legal_actions()`, without listing them for a card play or discard.
+
+        Such an action (without a suit or a name) is legal when its card passes the test that picks
+        the cards of the list: the same functions decide, so the answer is the list's.
+        """
+        if type(action) is Action and action.suit is None and action.name is None:
+            card, phase = action.card, self.phase
+            if type(card) is Card:
+                if phase == PLAY and action.type == PLAY:
+                    cards = self._playable(seat)
+                    if cards is not None:
+                        return card in cards
+                elif phase == DISCARD and action.type == DISCARD:
+                    return card in self.hands[self.discarder] and self._discardable(card)
+        legal = self._legal = self._compute_legal()
+        return action in legal
+
     def _reject(self, action: Action) -> None:
         if not isinstance(action, Action):
             raise ActionError(f"not an action: {action!r}")
@@ -337,7 +357,8 @@ class DealState:
         seat = self.turn
         assert seat is not None
         if phase == PLAY:
-            return self._legal_plays(seat)
+            cards = self._playable(seat)
+            return [A.PLAY[c] for c in cards] if cards is not None else self._designating_plays(seat)
         if phase == DISCARD:
             return [A.DISCARD[c] for c in self._legal_discards()]
         if phase == DECLARE:
@@ -536,12 +557,25 @@ class DealState:
             )
 
     def _legal_discards(self) -> list[Card]:
-        plans = self._discard_plans
-        if len(plans) == 1 and not plans[0][0] and not self.variant.maximise_free_skat_cards:
-            pool = plans[0][1]  # no set constraint: every pooled card stays legal
+        pool = self._free_pool()
+        if pool is not None:
             return [c for c in self.hands[self.discarder] if c in pool]
         chosen = frozenset(self.skat)
         return [c for c in self.hands[self.discarder] if self._discard_feasible(chosen | {c})]
+
+    def _discardable(self, card: Card) -> bool:
+        """`_legal_discards()`'s test of one card of the hand."""
+        pool = self._free_pool()
+        if pool is not None:
+            return card in pool
+        return self._discard_feasible(frozenset(self.skat) | {card})
+
+    def _free_pool(self) -> frozenset[Card] | None:
+        """The pool of the one plan when it has no set constraint: every pooled card stays legal."""
+        plans = self._discard_plans
+        if len(plans) == 1 and not plans[0][0] and not self.variant.maximise_free_skat_cards:
+            return plans[0][1]
+        return None
 
     def _discard_feasible(self, chosen: frozenset[Card], maximise: bool | None = None) -> bool:
         """Can `chosen` be completed to a legal skat (ignoring DK-SKAT-4 when `maximise` is False)?"""
@@ -677,33 +711,45 @@ class DealState:
         self.turn = self.leader
 
     def _legal_plays(self, seat: int) -> list[Action]:
+        cards = self._playable(seat)
+        return [A.PLAY[c] for c in cards] if cards is not None else self._designating_plays(seat)
+
+    def _playable(self, seat: int) -> list[Card] | None:
+        """The cards `seat` may play, or None when the legal plays name a suit (G-TRICK-3)."""
         hand = self.hands[seat]
-        v = self.variant
-        play = A.PLAY
         if self.trischaken:
-            return [play[c] for c in self._trischaken_cards(hand)]
+            return self._trischaken_cards(hand)
         if not self.trick:
             cards = hand
             if FOOL in hand:
                 cards = self._fool_timing(seat, hand, list(hand), leading=True)
-                if v.fool_lead == "designate" and FOOL in cards:
-                    out = [play[c] for c in cards if c != FOOL]
-                    out.extend(A.make("play", FOOL, s) for s in NO_DESIGNATION)
-                    return out
-            return [play[c] for c in cards]
+                if self.variant.fool_lead == "designate" and FOOL in cards:
+                    return None
+            return cards
         if self._must_redesignate():
-            # G-TRICK-3 (AMB-12): name Y and play a card legal for Y.
-            out = []
-            for suit in NO_DESIGNATION:
-                for c in self._followers(hand, DESIGNATION_NO[suit]):
-                    out.append(A.make("play", c, suit))
-            return out
+            return None
         led = self.led
         # G-TRICK-3 next_card: after a led Fool the second card is free.
         cards = list(hand) if led is None else self._followers(hand, led)
         if FOOL in hand:
             cards = self._fool_timing(seat, hand, cards, leading=False)
-        return [play[c] for c in cards]
+        return cards
+
+    def _designating_plays(self, seat: int) -> list[Action]:
+        """The legal plays when `_playable` gives None: they name a suit."""
+        hand = self.hands[seat]
+        play = A.PLAY
+        if not self.trick:  # the Fool led with a designation, or any other legal card
+            cards = self._fool_timing(seat, hand, list(hand), leading=True)
+            out = [play[c] for c in cards if c != FOOL]
+            out.extend(A.make("play", FOOL, s) for s in NO_DESIGNATION)
+            return out
+        # G-TRICK-3 (AMB-12): name Y and play a card legal for Y.
+        out = []
+        for suit in NO_DESIGNATION:
+            for c in self._followers(hand, DESIGNATION_NO[suit]):
+                out.append(A.make("play", c, suit))
+        return out
 
     def _trischaken_cards(self, hand: list[Card]) -> list[Card]:
         """AM-TRI-3/4 on top of G-TRICK-4; after a led Excuse the second card is free (AMB-53)."""
