@@ -153,15 +153,16 @@ def test_a_bot_cannot_answer_for_another_request(tmp_path: Path) -> None:
     assert kinds and all(fault == (0, "timeout") for fault in kinds)
 
 
-def test_replay_lines_are_buffered_until_due_and_the_action_line_is_plain_json(tmp_path: Path) -> None:
-    writer = ReplayWriter(tmp_path, "m", flush_after_s=3600)
+def test_replay_lines_are_buffered_until_flushed_and_the_action_line_is_plain_json(tmp_path: Path) -> None:
+    pending: list[ReplayWriter] = []
+    writer = ReplayWriter(tmp_path, "m", pending.append)
     writer.write({"type": "header"})
     action = Action.parse("play EX S")
     writer.write_json(action_line(2, 17, 1, action, 35))
-    assert writer.partial_path.read_text() == ""  # buffered, not due
-    assert writer.flush_if_due() is not None
+    assert pending == [writer] and writer.pending  # reported once, at its first line
+    assert writer.partial_path.read_text() == ""
     writer.flush()
-    assert writer.flush_if_due() is None  # nothing buffered
+    assert not writer.pending
     expected = {
         "type": "action",
         "deal": 2,
@@ -173,11 +174,14 @@ def test_replay_lines_are_buffered_until_due_and_the_action_line_is_plain_json(t
     assert read_replay(writer.partial_path) == [{"type": "header"}, expected]
     line = json.dumps(expected, separators=(",", ":"), ensure_ascii=False)
     assert writer.partial_path.read_text().splitlines()[1] == line  # byte for byte as `write` encodes it
-    writer.abandon()
-    now = ReplayWriter(tmp_path, "n", flush_after_s=0)
-    now.write({"type": "header"})
-    assert now.flush_if_due() is None and now.partial_path.read_text() == '{"type":"header"}\n'
-    assert now.complete().read_text() == '{"type":"header"}\n'
+    writer.write({"type": "connection"})
+    assert pending == [writer, writer]
+    writer.abandon()  # closing flushes
+    assert read_replay(writer.partial_path)[-1] == {"type": "connection"}
+    unbuffered = ReplayWriter(tmp_path, "n")
+    unbuffered.write({"type": "header"})
+    assert unbuffered.partial_path.read_text() == '{"type":"header"}\n'
+    assert unbuffered.complete().read_text() == '{"type":"header"}\n'
 
 
 def _stream_status(address: str, token: str) -> grpc.StatusCode | str:

@@ -8,7 +8,9 @@ crashes, protocol errors) are recorded and handled by the match's fault policy.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import random
 import secrets
 import time
@@ -40,7 +42,7 @@ from ..protocol import (
     request_message,
     trick_completed_event,
 )
-from ..replay.log import REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
+from ..replay.log import FLUSH_AFTER_S, REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
 from ..v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
@@ -151,6 +153,14 @@ class LinkChange:
     connected: bool
 
 
+@dataclass(frozen=True)
+class Alarm:
+    """The watchdog's wake-up: the decision's deadline (or a reconnection grace) may have passed."""
+
+
+ALARM = Alarm()
+
+
 @dataclass
 class Seat:
     index: int
@@ -169,7 +179,7 @@ class Seat:
     _window_count: int = 0
 
     def __post_init__(self) -> None:
-        self.inbox_send, self.inbox = trio.open_memory_channel[Reply | LinkChange](INBOX_SIZE)
+        self.inbox_send, self.inbox = trio.open_memory_channel[Reply | LinkChange | Alarm](INBOX_SIZE)
 
     def send(self, message: pb.ServerMessage) -> None:
         if self.link is not None and self.hello:
@@ -204,6 +214,10 @@ class MatchRunner:
         self._request_ids = iter(range(1, 2**62))
         self.decisions = 0
         self._writer: ReplayWriter | None = None  # opened when the match runs
+        # The decision in progress is woken at `_alarm` (trio time) by the watchdog task.
+        self._alarm = math.inf
+        self._alarm_scope: trio.CancelScope | None = None
+        self._waiting: Seat | None = None
         self.request_sizes: list[int] = []  # the first requests' sizes, for `arena bench server`
         self.log = log.bind(match_id=match_id)
 
@@ -329,8 +343,6 @@ class MatchRunner:
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
             self._writer.write(line)
-            if self.state is not MatchState.RUNNING:  # no decision loop flushes it
-                self._writer.flush()
 
     def broadcast(self, event: bytes | pb.Event) -> None:
         """Queue a public event for every seat (it goes out with the seat's next message).
@@ -351,7 +363,7 @@ class MatchRunner:
 
     async def run(self) -> None:
         c = self.config
-        self._writer = ReplayWriter(self.replay_dir, self.match_id)
+        self._writer = ReplayWriter(self.replay_dir, self.match_id, _replay_flusher().add)
         self._write(
             {
                 "type": "header",
@@ -383,7 +395,7 @@ class MatchRunner:
             self.state = MatchState.RUNNING
             self.log.info("match started", variant=c.variant.name, deals=c.deals)
             try:
-                await self._play()
+                await self._play_watched()
                 self.termination = "completed"
             except Forfeit as forfeit:
                 self.termination = "forfeit"
@@ -422,6 +434,44 @@ class MatchRunner:
             for spectator in self.spectators:
                 spectator.close()
             self.done.set()
+
+    async def _play_watched(self) -> None:
+        """`_play`, with the watchdog that wakes a decision at its deadline."""
+        forfeit: Forfeit | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watchdog)
+            try:
+                await self._play()
+            except Forfeit as exc:
+                forfeit = exc  # raised below, not wrapped in the nursery's exception group
+            finally:
+                nursery.cancel_scope.cancel()
+        if forfeit is not None:
+            raise forfeit
+
+    async def _watchdog(self) -> None:
+        """Push an `Alarm` into the waiting seat's inbox when `_alarm` passes.
+
+        One sleeping task per match instead of a cancel scope per decision, which cost more
+        than anything else in trio's share of a decision. Each decision moves the alarm to its
+        own deadline, usually later than the one the watchdog sleeps until: that costs nothing
+        but one extra wake-up when the old deadline passes.
+        """
+        while True:
+            with trio.CancelScope(deadline=self._alarm) as scope:
+                self._alarm_scope = scope
+                await trio.sleep_forever()
+            if trio.current_time() >= self._alarm:
+                self._alarm = math.inf
+                if self._waiting is not None:
+                    with contextlib.suppress(trio.WouldBlock):  # a full inbox wakes the decision anyway
+                        self._waiting.inbox_send.send_nowait(ALARM)
+
+    def _set_alarm(self, when: float) -> None:
+        self._alarm = when
+        scope = self._alarm_scope
+        if scope is not None and when < scope.deadline:
+            scope.deadline = when
 
     async def _play(self) -> None:
         match = self.match
@@ -508,16 +558,14 @@ class MatchRunner:
         request = seat.pending = message.request
         if len(self.request_sizes) < 200:
             self.request_sizes.append(len(data))
-        writer = self._writer
-        assert writer is not None
         start = trio.current_time()
         deadline = start + limit_ms / 1000
         seat.send(message)
         invalid = 0
         fault: Fault | None = None
         action: Action | None = None
+        self._waiting = seat
         while action is None and fault is None:
-            flush_in = writer.flush_if_due()  # the replay's lines reach the OS while the bot thinks
             now = trio.current_time()
             wait_until = deadline
             if seat.disconnected_at is not None:
@@ -526,12 +574,11 @@ class MatchRunner:
                     fault = Fault(seat.index, "crash" if seat.crashed else "disconnect", "no bot connected")
                     break
                 wait_until = min(deadline, grace_end)
-            if flush_in is not None:
-                wait_until = min(wait_until, now + flush_in)
-            item: Reply | LinkChange | None = None
-            with trio.move_on_after(max(0.0, wait_until - now)):
+            item: Reply | LinkChange | Alarm | None = None
+            if now < wait_until:
+                self._set_alarm(wait_until)
                 item = await seat.inbox.receive()
-            if item is None:
+            if item is None or isinstance(item, Alarm):
                 if trio.current_time() >= deadline:
                     kind = (
                         "timeout"
@@ -562,6 +609,7 @@ class MatchRunner:
                 if invalid >= c.max_invalid:
                     fault = Fault(seat.index, "illegal", f"{invalid} invalid answers, the last: {exc}")
         seat.pending = None
+        self._waiting = None
         think_ms = int((trio.current_time() - start) * 1000)
         if fault is not None:
             seat.faults.append(fault)
@@ -586,3 +634,44 @@ class MatchRunner:
             seat.bank_ms += tc.increment_ms
         assert action is not None
         return action, think_ms, fault
+
+
+class _ReplayFlusher:
+    """Flushes the replay logs of every match of a trio run, `FLUSH_AFTER_S` after their first line.
+
+    One task for all matches: a timer per match, or a flush per line, cost a wake-up or a
+    system call (and a GIL hand-over) per decision.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[ReplayWriter] = []
+        self.wake = trio.Event()
+
+    def add(self, writer: ReplayWriter) -> None:
+        self.pending.append(writer)
+        self.wake.set()
+
+    async def run(self) -> None:
+        while True:
+            await self.wake.wait()
+            await trio.sleep(FLUSH_AFTER_S)
+            self.wake = trio.Event()
+            writers, self.pending = self.pending, []
+            for writer in writers:
+                try:
+                    writer.flush()
+                except OSError:  # a system task must not raise; the match sees the error on its next write
+                    log.exception("replay flush failed", path=str(writer.partial_path))
+
+
+_FLUSHER: trio.lowlevel.RunVar[_ReplayFlusher] = trio.lowlevel.RunVar("replay_flusher")
+
+
+def _replay_flusher() -> _ReplayFlusher:
+    try:
+        return _FLUSHER.get()
+    except LookupError:
+        flusher = _ReplayFlusher()
+        _FLUSHER.set(flusher)
+        trio.lowlevel.spawn_system_task(flusher.run, name="replay flusher")
+        return flusher

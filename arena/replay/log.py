@@ -5,10 +5,10 @@ decision (with think time and fault), ``deal`` (the complete deal record of
 replays/FORMAT.md, each action annotated with ``think_ms`` and ``fault``);
 ``connection`` lines whenever a seat drops or comes back; ``match_end`` last.
 
-Lines are buffered and handed to the operating system at most `FLUSH_AFTER_S`
-after they are written: the referee calls `flush_if_due` before each request and
-while it waits for an answer. A flush per line cost a system call per decision,
-and with it a hand-over of the GIL to the gRPC thread, a tenth of a decision's CPU.
+Lines are buffered and handed to the operating system in batches: the writer
+reports its first unflushed line to `on_pending`, and the referee flushes every
+pending log `FLUSH_AFTER_S` later (`arena.referee.runner`). A flush per line cost a
+system call per decision, and with it a hand-over of the GIL to the gRPC thread.
 So if the server process is killed, the log loses at most the lines of the last
 `FLUSH_AFTER_S` (and the move in flight); an error, a cancellation or a shutdown
 closes the file through `abandon` or `complete` and loses nothing. Nothing is
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,13 +31,17 @@ FLUSH_AFTER_S = 0.05
 
 
 class ReplayWriter:
-    def __init__(self, directory: Path, match_id: str, flush_after_s: float = FLUSH_AFTER_S) -> None:
+    def __init__(
+        self, directory: Path, match_id: str, on_pending: Callable[[ReplayWriter], None] | None = None
+    ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.final_path = directory / f"{match_id}.jsonl"
         self.partial_path = directory / f"{match_id}.jsonl.part"
-        self.flush_after_s = flush_after_s
         self._file: IO[str] | None = self.partial_path.open("w", encoding="utf-8")
-        self._due: float | None = None  # time.monotonic() by which the buffered lines are flushed
+        # Called with the writer when a line is written while none was pending; without it,
+        # every line is flushed as it is written.
+        self.on_pending = on_pending
+        self.pending = False  # lines written and not flushed yet
 
     def write(self, line: dict[str, Any]) -> None:
         self.write_json(json.dumps(line, separators=(",", ":"), ensure_ascii=False))
@@ -47,24 +51,17 @@ class ReplayWriter:
         if self._file is None:
             raise ValueError("the replay is already complete")
         self._file.write(text + "\n")
-        if self._due is None:
-            self._due = time.monotonic() + self.flush_after_s
-
-    def flush_if_due(self) -> float | None:
-        """Flush if the oldest buffered line is due; else the seconds until it is (None: nothing buffered)."""
-        due = self._due
-        if due is None:
-            return None
-        left = due - time.monotonic()
-        if left > 0:
-            return left
-        self.flush()
-        return None
+        if self.on_pending is None:
+            self._file.flush()
+        elif not self.pending:
+            self.pending = True
+            self.on_pending(self)
 
     def flush(self) -> None:
-        if self._file is not None and self._due is not None:
+        """Hand the lines written so far to the operating system."""
+        if self._file is not None and self.pending:
             self._file.flush()
-        self._due = None
+        self.pending = False
 
     def complete(self) -> Path:
         """Close the log and give it its final name in one atomic rename."""
