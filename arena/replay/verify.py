@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import repeat
 from pathlib import Path
 from typing import Any, NoReturn, TypeGuard
 
@@ -69,6 +69,7 @@ _RESULT_ORDER = ("card_points", "deltas", "pots", "annulled", "tricks_won", "led
 # (seat, action) pair the engine's history holds, and the action line's text from the seat to the
 # think time. Only canonical keys of seats 0-3 are kept, so the tables stay small.
 _DEAL_START_PREFIX = '{"type":"deal_start",'
+_MATCH_END_PREFIX = '{"type":"match_end",'
 _THINK = ',"think_ms":'
 _NEXT_ENTRY = '},{"seat":'
 _ACTIONS: dict[str, Action] = {}
@@ -271,33 +272,35 @@ class _Checker:
         replay = self.replay
         try:
             text, bad_utf8 = _decode(data)
-            lines = text.split("\n")
-            cut = lines.pop()  # "" when the file ends with a newline, else a line without its end
-            if not lines and not cut and bad_utf8 is None:
+            if not text and bad_utf8 is None:
                 raise _Stop(Problem("damage", "the file is empty: a replay log starts with its header line"))
             texts, numbers = self.texts, self.numbers
             as_text = _TEXT_CHECK
             whole_deals = as_text and not self.collect  # collecting keeps every decision: line by line
-            index = offset = 0  # the next line, and where it starts in `text`
-            while index < len(lines):
-                line = lines[index]
-                index += 1
-                offset += len(line) + 1
+            # Lines are cut out one at a time: the action lines of a deal checked as text never are.
+            number = start = 0  # lines read, and where the next one starts in `text`
+            while (end := text.find("\n", start)) >= 0:
+                line = text[start:end]
+                number += 1
+                start = end + 1
                 if line.startswith(_ACTION_PREFIX) and self.state is not None:
                     texts.append(line)
-                    numbers.append(index)
-                elif as_text and line.startswith(_DEAL_START_PREFIX) and self._fast_deal_start(index, line):
+                    numbers.append(number)
+                elif as_text and line.startswith(_DEAL_START_PREFIX) and self._fast_deal_start(number, line):
                     if whole_deals:
-                        covered = self._fast_deal(text, offset)
+                        covered = self._fast_deal(text, start)
                         if covered is not None:  # the action lines and the deal line hold
-                            index, offset = index + covered[0], covered[1]
+                            number, start = number + covered[0], covered[1]
+                elif as_text and line.startswith(_MATCH_END_PREFIX) and self._fast_match_end(line):
+                    pass
                 else:
-                    self._parsed_line(index, line)
+                    self._parsed_line(number, line)
+            cut = text[start:]  # "" when the file ends with a newline, else a line without its end
             if cut:
-                self._parsed_line(len(lines) + 1, cut, last=True)
+                self._parsed_line(number + 1, cut, last=True)
             if bad_utf8 is not None:
                 self._damage(bad_utf8 + 1, "is not UTF-8 text")
-            self._end_of_file(len(lines) + (1 if cut else 0))
+            self._end_of_file(number + (1 if cut else 0))
         except _Stop as stop:
             replay.problem = stop.problem
         replay.open_steps = self.steps if self.state is not None else 0
@@ -467,7 +470,8 @@ class _Checker:
         state = match.start_deal()
         deal = match.deal_index
         codes = list(map(_CODES.__getitem__, state.deck))
-        pots, stakes, deck = _ENCODE(state.pots_start), "true" if state.stakes else "false", '","'.join(codes)
+        pots = _ENCODE(state.pots_start) if state.pots_start else "{}"
+        stakes, deck = "true" if state.stakes else "false", '","'.join(codes)
         expected = (
             f'{{"type":"deal_start","deal":{deal},"dealer":{state.dealer},"pots":{pots},'
             f'"stakes":{stakes},"deck":["{deck}"]}}'
@@ -518,19 +522,13 @@ class _Checker:
         keys, thinks = split
         if not (all(map(_ACTIONS.__contains__, keys)) or all(map(_learn, keys))):
             return None
-        # The entries must be exactly these parts (not, say, an entry without its think time), and
-        # the action lines what the referee writes for them.
-        joined = "".join(chain.from_iterable(zip(keys, repeat(_THINK), thinks, repeat(_NEXT_ENTRY))))
-        if entries != ('{"seat":' + joined[: -len(_NEXT_ENTRY)] + "}" if keys else ""):
-            return None
-        # This also finds any other line inside the deal (a connection, a fault): `block` is
-        # everything between the deal_start line and the deal line.
+        # The action lines must be what the referee writes for these entries. This also finds any
+        # other line inside the deal (a connection, a fault): `block` is all between deal_start and
+        # deal lines.
         line_head = f'{{"type":"action","deal":{log.index},'
         middles = map(_LINE_MIDDLES.__getitem__, keys)
-        lines = "".join(
-            chain.from_iterable(zip(repeat(line_head), _steps(len(keys)), middles, thinks, repeat("}\n")))
-        )
-        if lines[:-1] != block:
+        lines = map("".join, zip(repeat(line_head), _steps(len(keys)), middles, thinks))
+        if block != ("}\n".join(lines) + "}" if keys else ""):
             return None
         apply = state.apply
         try:
@@ -545,8 +543,8 @@ class _Checker:
             # the replayed one); the rest of the line is text again.
             result = state.result()
             replayed = result.to_dict()
-            scores = ",".join(str(s + d) for s, d in zip(match.scores, result.deltas, strict=True))
-            ending = f'}},"scores":[{scores}]}}'
+            scores = map(int.__add__, match.scores, result.deltas)  # as finish_deal will make them
+            ending = f'}},"scores":[{_ints(scores)}]}}'
             start_at = tail_at + len(f'],"deal":{log.index},"result":')
             holds = deal_line.endswith(ending) and _loads(deal_line[start_at : -len(ending)]) == replayed
         if not holds:
@@ -866,6 +864,34 @@ class _Checker:
             self.steps = 0
             self.state = None
 
+    def _fast_match_end(self, line: str) -> bool:
+        """End a completed match if `line` is exactly the match_end line the referee writes for it.
+
+        Otherwise nothing changes (the split is computed once), and `_match_end` reads the line.
+        """
+        match = self.match
+        if match is None or self.ended or self.state is not None or not match.is_over():
+            return False
+        split = match.final_split()  # before the scores: it pays the pots out (DK-POT-6)
+        faults = {str(seat): count for seat, count in enumerate(self.faults)}
+        counts = ",".join(f'"{seat}":{count}' for seat, count in faults.items())
+        expected = (
+            f'{{"type":"match_end","termination":"completed","forfeited":null,"pot_split":[{_ints(split)}],'
+            f'"scores":[{_ints(match.scores)}],"faults":{{{counts}}}}}'
+        )
+        if line != expected:
+            return False
+        self.replay.match_end = {
+            "type": "match_end",
+            "termination": "completed",
+            "forfeited": None,
+            "pot_split": list(split),
+            "scores": list(match.scores),
+            "faults": faults,
+        }
+        self.ended = True
+        return True
+
     def _end_of_file(self, lines: int) -> None:
         if self.ended:
             return
@@ -882,21 +908,22 @@ class _Checker:
         )
 
 
-def _split_entries(entries: str) -> tuple[list[str], list[str]] | None:
+def _split_entries(entries: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The keys and think times of a deal record's entries as the referee writes them, or None.
 
-    `{"seat":0,"type":"pass","think_ms":7},{"seat":1,…` gives `['0,"type":"pass"', '1,…']` and
-    `['7', …]`. The caller still checks each key and that the entries are exactly these parts.
+    `{"seat":0,"type":"pass","think_ms":7},{"seat":1,…` gives `('0,"type":"pass"', '1,…')` and
+    `('7', …)`: the entries are exactly `{"seat":` key `,"think_ms":` think `}`, joined by commas,
+    once the caller has checked that each key is a canonical one (none holds `,"think_ms":`).
     """
     if not entries:
-        return [], []
+        return (), ()
     if not (entries.startswith('{"seat":') and entries.endswith("}")):
         return None
-    parts = entries[8:-1].replace(_NEXT_ENTRY, _THINK).split(_THINK)
-    keys, thinks = parts[0::2], parts[1::2]
+    pieces = entries[8:-1].split(_NEXT_ENTRY)
+    keys, _, thinks = zip(*map(str.rpartition, pieces, repeat(_THINK)), strict=True)
     digits = "".join(thinks)
     # Whole numbers as JSON writes them: ASCII digits, no empty one, no leading zero.
-    if len(keys) != len(thinks) or not (digits.isascii() and digits.isdigit() and all(thinks)):
+    if not (digits.isascii() and digits.isdigit() and all(thinks)):
         return None
     if ("," + ",".join(thinks)).count(",0") != thinks.count("0"):
         return None
@@ -928,6 +955,11 @@ def _learn(key: str) -> bool:
     _PAIRS[key] = (seat, action)
     _LINE_MIDDLES[key] = f'{seat},"action":{_json(fields)}{_THINK}'
     return True
+
+
+def _ints(values: Iterable[int]) -> str:
+    """Whole numbers as JSON writes the items of a list."""
+    return ",".join(map(str, values))
 
 
 def _loads(text: str) -> object:
