@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger()
 
+RECORD_TIMEOUT_S = 30.0
+"""How long a stopping server waits to store a result its bots were already told of."""
+
 
 @dataclass(frozen=True)
 class ArenaConfig:
@@ -292,36 +295,56 @@ class Lobby:
             )
             stream.link.send(pb.LobbyMessage(seated=seated))
         runner.log.info("arena match seated", bots=names)
-        self.nursery.start_soon(self._follow, arena_match)
+        self.nursery.start_soon(self._follow, arena_match, now_ms())
 
-    async def _follow(self, arena_match: ArenaMatch) -> None:
+    async def _follow(self, arena_match: ArenaMatch, seated_ms: int) -> None:
         """Record the match when it ends; a stop before that leaves it 'running' → aborted on restart."""
         runner = arena_match.runner
         c = runner.config
+        released = False
         try:
             await self.db(
-                self.store.start_match, runner.match_id, c.variant.name, c.seed, c.deals, arena_match.bots
+                self.store.start_match,
+                runner.match_id,
+                c.variant.name,
+                c.seed,
+                c.deals,
+                arena_match.bots,
+                seated_ms,
             )
             await runner.done.wait()
-            if runner.state is MatchState.FINISHED and runner.replay_path is not None:
-                result = await self.db(self._summarise, arena_match)
-                pauses: list[Pause] = await self.db(
-                    self.store.finish_match, result, self.config.pause_after, int(self.config.pause_s * 1000)
-                )
-                for bot, (mu, _sigma) in result.ratings.items():
-                    self.mu[(c.variant.name, bot)] = mu
-                self.matches_finished += 1
-                for pause in pauses:
-                    self.pause(pause)
-            else:
-                await self.db(self.store.abort_match, runner.match_id)
+            self._release(arena_match)  # the bots may be seated again while the result is stored
+            released = True
+            # A result the bots were told of is stored even when the server is stopping.
+            with trio.CancelScope(shield=True), trio.move_on_after(RECORD_TIMEOUT_S):
+                await self._record(arena_match)
         except Exception:
             runner.log.exception("arena match not recorded")
         finally:
-            self.matches.pop(runner.match_id, None)
-            for stream in arena_match.streams:
-                stream.running.discard(runner.match_id)
-                self.running_by_bot[stream.bot] -= 1
+            if not released:
+                self._release(arena_match)
+
+    def _release(self, arena_match: ArenaMatch) -> None:
+        self.matches.pop(arena_match.runner.match_id, None)
+        for stream in arena_match.streams:
+            stream.running.discard(arena_match.runner.match_id)
+            self.running_by_bot[stream.bot] -= 1
+
+    async def _record(self, arena_match: ArenaMatch) -> None:
+        runner = arena_match.runner
+        variant = runner.config.variant.name
+        if runner.state is not MatchState.FINISHED or runner.replay_path is None:
+            await self.db(self.store.abort_match, runner.match_id)
+            return
+        result = await self.db(self._summarise, arena_match)
+        pauses: list[Pause] = await self.db(
+            self.store.finish_match, result, self.config.pause_after, int(self.config.pause_s * 1000)
+        )
+        for bot, (mu, _sigma) in result.ratings.items():
+            self.mu[(variant, bot)] = mu
+        self.matches_finished += 1
+        for pause in pauses:
+            self.pause(pause)
 
     def _summarise(self, arena_match: ArenaMatch) -> MatchResult:
         """The match's result and new ratings, from its replay (worker thread)."""

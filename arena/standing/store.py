@@ -326,12 +326,15 @@ class Store:
             )
         return int(count)
 
-    def start_match(self, match_id: str, variant: str, seed: int, deals: int, bots: Sequence[str]) -> None:
+    def start_match(
+        self, match_id: str, variant: str, seed: int, deals: int, bots: Sequence[str], started_ms: int = 0
+    ) -> None:
+        """A match the lobby seated (at `started_ms`, default now), as 'running' until it is recorded."""
         with self.transaction() as db:
             db.execute(
                 "INSERT INTO matches (match_id, variant, seed, deals, state, started_ms) "
                 "VALUES (?, ?, ?, ?, 'running', ?)",
-                (match_id, variant, seed, deals, now_ms()),
+                (match_id, variant, seed, deals, started_ms or now_ms()),
             )
             for seat, bot in enumerate(bots):
                 db.execute(
