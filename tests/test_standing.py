@@ -157,7 +157,15 @@ def test_registered_bots_play_rated_matches_and_the_standings_update(
     store = any_store
     tokens = {name: store.register_bot(name)[1] for name in ("ann", "bob", "cid", "dan")}
     with ServerThread(store, tmp_path / "replays", FAST) as server:
-        bots = [lobby_bot(server.address, token, MATCHES="3", MAX_MATCHES="2") for token in tokens.values()]
+        bots = [lobby_bot(server.address, token, MAX_MATCHES="2") for token in tokens.values()]
+
+        def everyone_played_three() -> bool:
+            rated = {s.bot: s.matches for s in store.standings("grosstarock", recent=0)}
+            return len(rated) == len(tokens) and min(rated.values()) >= 3
+
+        wait_for(everyone_played_three, 60, "three rated matches for every bot")
+        for bot in bots:  # leave the lobby; matches in flight are played out first
+            bot.send_signal(signal.SIGINT)
         results = [finish(bot) for bot in bots]
         with admin_channel(server.address) as channel:
             admin = pb_grpc.AdminServiceStub(channel)
@@ -165,7 +173,8 @@ def test_registered_bots_play_rated_matches_and_the_standings_update(
             listed = admin.ListBots(pb.ListBotsRequest()).bots
     for status, summary, err in results:
         assert status == 0, err
-        assert summary["matches"] == ["completed"] * 3 and summary["stop_reason"] == "matches"
+        assert len(summary["matches"]) >= 3 and set(summary["matches"]) == {"completed"}
+        assert summary["stop_reason"] == "interrupted"
     assert {s.bot for s in standings} == set(tokens)
     ratings = [s.rating for s in standings]
     assert ratings == sorted(ratings, reverse=True)
