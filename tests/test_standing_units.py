@@ -10,8 +10,11 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+import trio
 
 from arena.standing.lobby import ArenaConfig, JoinBucket
 from arena.standing.matchmaking import Candidate, form_tables, pair_key
@@ -245,3 +248,45 @@ def test_bots_commands_explain_bad_input(tmp_path: Path) -> None:
     not_a_db.write_text("hello")
     broken = arena("standings", "--store", str(not_a_db), cwd=tmp_path)
     assert broken.returncode == 1 and "cannot open the arena store" in broken.stderr
+
+
+def test_a_bot_on_several_streams_never_exceeds_its_match_limit() -> None:
+    """Streams that outlived their matches' lobby stream count too: the limit is per bot."""
+    from arena.standing.lobby import Lobby, LobbyStream
+
+    class Link:
+        def __init__(self, number: int) -> None:
+            self.id = number
+            self.sent: list[Any] = []
+
+        def send(self, message: Any) -> None:
+            self.sent.append(message)
+
+    class Hub:
+        def __init__(self) -> None:
+            self.started: list[tuple[str, ...]] = []
+
+        def create_match(self, config: Any) -> Any:
+            self.started.append(config.seat_names)
+            seat = SimpleNamespace(token="t")
+            return SimpleNamespace(
+                match_id=f"m{len(self.started)}",
+                seats=[seat] * 3,
+                log=SimpleNamespace(info=lambda *a, **k: None),
+            )
+
+    hub = Hub()
+    lobby = Lobby(hub, None, ArenaConfig(variants=("grosstarock",), max_matches_per_bot=2), None)  # type: ignore[arg-type]
+    lobby.nursery = SimpleNamespace(start_soon=lambda *args: None)  # type: ignore[assignment]
+    lobby.running_by_bot["greedy"] = 1  # a match seated through a lobby stream closed since
+    for number, bot in enumerate(["greedy", "greedy", "b", "c", "d", "e"]):
+        lobby.streams[number] = LobbyStream(
+            Link(number), bot, ("grosstarock",), 2, waiting_since=float(number)
+        )  # type: ignore[arg-type]
+
+    async def seat() -> None:
+        lobby.form_tables()
+
+    trio.run(seat)
+    assert len(hub.started) == 1  # the second table, with greedy again, waits
+    assert "greedy" in hub.started[0] and lobby.running_by_bot["greedy"] == 2

@@ -249,7 +249,9 @@ class Lobby:
                 if name in s.variants and self._free(s)
             ]
             for table in form_tables(candidates, self.variants[name].seats, self.meetings[name]):
-                self._start(name, table)
+                # A bot on several streams may have reached its limit at an earlier table.
+                if all(self._free(self.streams[c.stream]) for c in table):
+                    self._start(name, table)
 
     def _free(self, stream: LobbyStream) -> bool:
         return (
