@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections import deque
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -504,38 +506,35 @@ class _Checker:
         after = text.find("\n", end + 1) if end >= 0 else -1
         if after < 0:  # no deal line, or its end is cut: the line-by-line check reads what is there
             return None
-        block = text[start:end]  # the action lines, without the last newline
-        deal_line = text[end + 1 : after]
+        first = end + 1  # the deal line is text[first:after]; it is read in place, not copied
         pots, stakes, deck = self.start_texts
         head = (
             f'{{"type":"deal","deal":{log.index},"record":{{"format":"arena-deal","version":1,'
             f'{self.variant_text},"dealer":{state.dealer},"pots":{pots},"stakes":{stakes},'
             f'"deck":["{deck}"],"actions":['
         )
-        tail_at = deal_line.rfind(f'],"deal":{log.index},"result":')
-        if tail_at < len(head) or not deal_line.startswith(head):
+        marker = f'],"deal":{log.index},"result":'
+        tail_at = text.rfind(marker, first, after)
+        if tail_at < first + len(head) or not text.startswith(head, first):
             return None
-        entries = deal_line[len(head) : tail_at]
-        split = _split_entries(entries)
+        split = _split_entries(text[first + len(head) : tail_at])
         if split is None:
             return None
         keys, thinks = split
         if not (all(map(_ACTIONS.__contains__, keys)) or all(map(_learn, keys))):
             return None
-        # The action lines must be what the referee writes for these entries. This also finds any
-        # other line inside the deal (a connection, a fault): `block` is all between deal_start and
-        # deal lines.
-        line_head = f'{{"type":"action","deal":{log.index},'
-        middles = map(_LINE_MIDDLES.__getitem__, keys)
-        lines = map("".join, zip(repeat(line_head), _steps(len(keys)), middles, thinks))
-        if block != ("}\n".join(lines) + "}" if keys else ""):
+        # The action lines must be what the referee writes for these entries, and all there is
+        # between the deal_start and deal lines (not, say, a connection or a fault line).
+        if keys:
+            line_head = f'{{"type":"action","deal":{log.index},'
+            middles = map(_LINE_MIDDLES.__getitem__, keys)
+            lines = "}\n".join(map("".join, zip(repeat(line_head), _steps(len(keys)), middles, thinks)))
+            if end != start + len(lines) + 1 or text[end - 1] != "}" or not text.startswith(lines, start):
+                return None
+        elif end != start - 1:
             return None
-        apply = state.apply
-        try:
-            for action in map(_ACTIONS.__getitem__, keys):
-                apply(action)
-        except EngineError:
-            pass  # the history is then shorter than the record: the check below fails
+        with suppress(EngineError):  # then the history is shorter than the record: see below
+            deque(map(state.apply, map(_ACTIONS.__getitem__, keys)), 0)
         # The seats: the engine's history holds the seat that was to act at each step.
         holds = state.is_terminal() and state.history == list(map(_PAIRS.__getitem__, keys))
         if holds:
@@ -545,8 +544,8 @@ class _Checker:
             replayed = result.to_dict()
             scores = map(int.__add__, match.scores, result.deltas)  # as finish_deal will make them
             ending = f'}},"scores":[{_ints(scores)}]}}'
-            start_at = tail_at + len(f'],"deal":{log.index},"result":')
-            holds = deal_line.endswith(ending) and _loads(deal_line[start_at : -len(ending)]) == replayed
+            recorded = _loads(text[tail_at + len(marker) : after - len(ending)])
+            holds = text.endswith(ending, first, after) and recorded == replayed
         if not holds:
             self.state = match.start_deal()  # the line-by-line check replays the deal again
             return None
