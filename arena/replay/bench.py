@@ -1,29 +1,55 @@
 """`arena bench replay`: how fast `arena replay verify` checks actions, next to the engine bench.
 
-First both sides run in this process on one core, in alternating slices of at most a quarter
-second, so that a machine that gets busier or quieter during the run affects them alike: the
-verifier on the given replay logs (read into memory once, checked again and again), and
-`bench_engine`'s random legal play for the same variant and options. Then the verifier runs in
-`jobs` processes at once, as `arena replay verify` checks many files, for the rate of the whole
-machine.
+Per variant, three sides run in this process on one core, in alternating slices of at most a
+quarter second, so that a machine that gets busier or quieter during the run affects them alike:
+
+* verify: the verifier on the given replay logs (read into memory once, checked again and again);
+* engine (`engine_actions_per_s`, the ratio's): `arena bench engine`'s loop (a uniformly random
+  legal action until the deal ends, then the result) on the same deals as the logs: each log's
+  match is rebuilt from its seed, so the decks, the dealer rotation and the dealing are the
+  verifier's;
+* fresh (`fresh_engine_actions_per_s`): `bench_engine` itself, which shuffles one generator's deck
+  for each deal instead of dealing a match's (a little cheaper per deal), for comparison with
+  `arena bench engine`.
+
+Then the verifier runs in `jobs` processes at once, as `arena replay verify` checks many files,
+for the rate of the whole machine.
 """
 
 from __future__ import annotations
 
+import random
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..bench import bench_engine
-from ..engine import Variant
+from ..engine import Match, Variant
 from .verify import read_replay_bytes, verify_bytes
 
 SLICE_S = 0.25
 
 
+@dataclass
+class _Group:
+    """The replay logs of one variant (with its options), and what each side measured on them."""
+
+    variant: Variant
+    logs: list[tuple[str, bytes]]
+    matches: list[tuple[int, int, int]]  # per log: seed, dealer turns, deals verified
+    verified: int = 0
+    verify_s: float = 0.0
+    engine: int = 0
+    engine_s: float = 0.0
+    fresh: int = 0
+    fresh_s: float = 0.0
+
+
 def bench_replay(files: list[Path], seconds: float, jobs: int = 1) -> dict[str, Any]:
     """Actions per second of replay verification and of the engine bench, per variant and in all."""
-    groups: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Variant, list[tuple[str, bytes]]]] = {}
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], _Group] = {}
     for path in files:
         data = read_replay_bytes(path)
         replay = verify_bytes(data, str(path))
@@ -31,50 +57,18 @@ def bench_replay(files: list[Path], seconds: float, jobs: int = 1) -> dict[str, 
             raise ValueError(f"{path} does not verify: {replay.problem}")
         variant = replay.variant
         key = (variant.name, tuple(sorted(variant.options.items())))
-        groups.setdefault(key, (variant, []))[1].append((str(path), data))
-    rows = []
-    for variant, logs in groups.values():
-        share = seconds / len(groups)
-        slice_s = min(SLICE_S, share / 2)
-        verified = engine_actions = 0
-        verify_s = engine_s = 0.0
-        seed = 0
-        while verify_s < share or engine_s < share:
-            if verify_s < share:
-                start = time.perf_counter()
-                while time.perf_counter() - start < slice_s:
-                    for name, data in logs:
-                        verified += verify_bytes(data, name).actions
-                verify_s += time.perf_counter() - start
-            if engine_s < share:
-                measured = bench_engine(variant, slice_s, seed=seed)
-                seed += 1
-                engine_actions += measured.actions
-                engine_s += measured.seconds
-        rows.append(
-            _row(
-                variant.name,
-                dict(variant.options),
-                sum(_actions(d, n) for n, d in logs),
-                verified,
-                verify_s,
-                engine_actions,
-                engine_s,
-            )
-        )
-    total = _row(
-        "all",
-        {},
-        sum(r["actions"] for r in rows),
-        sum(r["_verified"] for r in rows),
-        sum(r["_verify_s"] for r in rows),
-        sum(r["_engine"] for r in rows),
-        sum(r["_engine_s"] for r in rows),
-    )
-    for row in [*rows, total]:
-        for field in ("_verified", "_verify_s", "_engine", "_engine_s"):
-            del row[field]
-    logs = [log for _, group in groups.values() for log in group]
+        group = groups.setdefault(key, _Group(variant, [], []))
+        group.logs.append((str(path), data))
+        deals = replay.deals_done + (1 if replay.open_steps else 0)
+        group.matches.append((replay.header["seed"], replay.header["deals"], deals))
+    for group in groups.values():
+        _measure(group, seconds / len(groups))
+    rows = [
+        _row(g.variant.name, dict(g.variant.options), sum(_actions(d, n) for n, d in g.logs), [g])
+        for g in groups.values()
+    ]
+    total = _row("all", {}, sum(r["actions"] for r in rows), list(groups.values()))
+    logs = [log for group in groups.values() for log in group.logs]
     parallel = _all_cores(logs, seconds, jobs) if jobs > 1 else total["verify_actions_per_s"]
     engine = total["engine_actions_per_s"]
     return {
@@ -88,6 +82,55 @@ def bench_replay(files: list[Path], seconds: float, jobs: int = 1) -> dict[str, 
             "ratio_to_engine_one_core": round(parallel / engine, 3) if engine > 0 else 0.0,
         },
     }
+
+
+def _measure(group: _Group, share: float) -> None:
+    """`share` seconds for each side, in alternating slices."""
+    slice_s = min(SLICE_S, share / 2)
+    deals = _deals(group.variant, group.matches)
+    choice = random.Random("0:bench").choice  # as bench_engine's first run
+    seed = 0
+    while group.verify_s < share or group.engine_s < share or group.fresh_s < share:
+        if group.verify_s < share:
+            start = time.perf_counter()
+            while time.perf_counter() - start < slice_s:
+                for name, data in group.logs:
+                    group.verified += verify_bytes(data, name).actions
+            group.verify_s += time.perf_counter() - start
+        if group.engine_s < share:
+            # bench_engine's loop, whole deals, on the next deals of the logs' matches.
+            start = time.perf_counter()
+            while time.perf_counter() - start < slice_s:
+                match = next(deals)
+                state = match.start_deal()
+                legal_actions = state.legal_actions
+                apply = state.apply
+                is_terminal = state.is_terminal
+                while not is_terminal():
+                    apply(choice(legal_actions()))
+                    group.engine += 1
+                match.finish_deal(state)
+            group.engine_s += time.perf_counter() - start
+        if group.fresh_s < share:
+            measured = bench_engine(group.variant, slice_s, seed=seed)
+            seed += 1
+            group.fresh += measured.actions
+            group.fresh_s += measured.seconds
+
+
+def _deals(variant: Variant, matches: list[tuple[int, int, int]]) -> Iterator[Match]:
+    """The logs' matches again and again, each yielded once per deal it is to play.
+
+    Each is rebuilt from its seed, so that deal k has the deck of the log's deal k (G-CODE-6);
+    with random play the results, and so the pots and an annulled deal's dealer, may differ.
+    """
+    while True:
+        for seed, turns, played in matches:
+            match = Match(variant, seed=seed, deals=turns)
+            for _ in range(played):
+                if match.is_over():
+                    break
+                yield match
 
 
 def _all_cores(logs: list[tuple[str, bytes]], seconds: float, jobs: int) -> float:
@@ -118,26 +161,21 @@ def _actions(data: bytes, name: str) -> int:
     return verify_bytes(data, name).actions
 
 
-def _row(
-    variant: str,
-    options: dict[str, str],
-    actions: int,
-    verified: int,
-    verify_s: float,
-    engine: int,
-    engine_s: float,
-) -> dict[str, Any]:
-    verify_rate = verified / verify_s if verify_s > 0 else 0.0
-    engine_rate = engine / engine_s if engine_s > 0 else 0.0
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else 0.0
+
+
+def _row(variant: str, options: dict[str, str], actions: int, groups: list[_Group]) -> dict[str, Any]:
+    verify = _rate(sum(g.verified for g in groups), sum(g.verify_s for g in groups))
+    engine = _rate(sum(g.engine for g in groups), sum(g.engine_s for g in groups))
+    fresh = _rate(sum(g.fresh for g in groups), sum(g.fresh_s for g in groups))
     return {
         "variant": variant,
         "options": options,
         "actions": actions,  # actions in the replay logs of this variant
-        "verify_actions_per_s": round(verify_rate, 1),
-        "engine_actions_per_s": round(engine_rate, 1),
-        "ratio": round(verify_rate / engine_rate, 3) if engine_rate > 0 else 0.0,
-        "_verified": verified,
-        "_verify_s": verify_s,
-        "_engine": engine,
-        "_engine_s": engine_s,
+        "verify_actions_per_s": round(verify, 1),
+        "engine_actions_per_s": round(engine, 1),
+        "ratio": round(verify / engine, 3) if engine > 0 else 0.0,
+        "fresh_engine_actions_per_s": round(fresh, 1),
+        "ratio_to_fresh": round(verify / fresh, 3) if fresh > 0 else 0.0,
     }
