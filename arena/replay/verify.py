@@ -517,7 +517,7 @@ class _Checker:
         tail_at = text.rfind(marker, first, after)
         if tail_at < first + len(head) or not text.startswith(head, first):
             return None
-        split = _split_entries(text[first + len(head) : tail_at])
+        split = _split_entries(text, first + len(head), tail_at)
         if split is None:
             return None
         keys, thinks = split
@@ -907,18 +907,18 @@ class _Checker:
         )
 
 
-def _split_entries(entries: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """The keys and think times of a deal record's entries as the referee writes them, or None.
+def _split_entries(text: str, start: int, end: int) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The keys and think times of the deal record's entries in `text[start:end]`, or None.
 
     `{"seat":0,"type":"pass","think_ms":7},{"seat":1,…` gives `('0,"type":"pass"', '1,…')` and
     `('7', …)`: the entries are exactly `{"seat":` key `,"think_ms":` think `}`, joined by commas,
     once the caller has checked that each key is a canonical one (none holds `,"think_ms":`).
     """
-    if not entries:
+    if start == end:
         return (), ()
-    if not (entries.startswith('{"seat":') and entries.endswith("}")):
+    if not (text.startswith('{"seat":', start) and text[end - 1] == "}"):
         return None
-    pieces = entries[8:-1].split(_NEXT_ENTRY)
+    pieces = text[start + 8 : end - 1].split(_NEXT_ENTRY)
     keys, _, thinks = zip(*map(str.rpartition, pieces, repeat(_THINK)), strict=True)
     digits = "".join(thinks)
     # Whole numbers as JSON writes them: ASCII digits, no empty one, no leading zero.
