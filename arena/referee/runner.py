@@ -172,7 +172,8 @@ class Seat:
     bot_name: str = ""
     crashed: bool = False
     disconnected_at: float | None = None  # trio time; None while connected
-    pending: pb.DecisionRequest | None = None
+    pending: int | None = None  # the id of the request awaiting an answer
+    pending_message: bytes = b""  # that request, encoded: sent again after a reconnection
     events: list[bytes] = field(default_factory=list)  # public events not yet sent, encoded
     faults: list[Fault] = field(default_factory=list)
     _window_start: float = 0.0
@@ -181,14 +182,15 @@ class Seat:
     def __post_init__(self) -> None:
         self.inbox_send, self.inbox = trio.open_memory_channel[Reply | LinkChange | Alarm](INBOX_SIZE)
 
-    def send(self, message: pb.ServerMessage) -> None:
+    def send(self, message: pb.ServerMessage | bytes) -> None:
+        """Send a `ServerMessage`, or one encoded (the bot stream passes the bytes on)."""
         if self.link is not None and self.hello:
             self.link.send(message)
 
     def flush_events(self) -> None:
         """Send the events not yet sent, as one batch."""
         if self.events:
-            self.send(pb.ServerMessage.FromString(event_batch_message(self.events)))
+            self.send(event_batch_message(self.events))
             self.events = []
 
 
@@ -241,7 +243,7 @@ class MatchRunner:
             return
         kind = message.WhichOneof("kind")
         pending = seat.pending
-        if kind != "action" or pending is None or message.action.request_id != pending.request_id:
+        if kind != "action" or pending is None or message.action.request_id != pending:
             # Answers to the pending request are paced by the referee itself; anything else is
             # unsolicited, and a flood of it ends the stream.
             now = time.monotonic()
@@ -267,7 +269,7 @@ class MatchRunner:
             seat.bot_name = message.hello.bot_name
             link.send(pb.ServerMessage(match_start=self._match_start(seat.index)))
             if seat.pending is not None:
-                link.send(pb.ServerMessage(request=seat.pending))
+                link.send(seat.pending_message)
             was_away = seat.disconnected_at is not None
             seat.disconnected_at = None
             self._push(seat, LinkChange(True))
@@ -550,17 +552,17 @@ class MatchRunner:
         tc = c.time_control
         legal = state.legal_actions()
         limit_ms = tc.per_decision_ms + seat.bank_ms
+        request_id = next(self._request_ids)
         data = request_message(
-            next(self._request_ids), deal, views.view(seat.index), legal, limit_ms, seat.bank_ms, seat.events
+            request_id, deal, views.view(seat.index), legal, limit_ms, seat.bank_ms, seat.events
         )
         seat.events = []
-        message = pb.ServerMessage.FromString(data)
-        request = seat.pending = message.request
+        seat.pending, seat.pending_message = request_id, data
         if len(self.request_sizes) < 200:
             self.request_sizes.append(len(data))
         start = trio.current_time()
         deadline = start + limit_ms / 1000
-        seat.send(message)
+        seat.send(data)
         invalid = 0
         fault: Fault | None = None
         action: Action | None = None
@@ -587,7 +589,7 @@ class MatchRunner:
                     )
                     fault = Fault(seat.index, kind, f"no answer within {limit_ms} ms")
                 continue
-            if isinstance(item, LinkChange) or item.request_id != request.request_id:
+            if isinstance(item, LinkChange) or item.request_id != request_id:
                 continue  # a stale or early reply is ignored (see the .proto)
             try:
                 candidate = action_from_message(item.action)
@@ -602,13 +604,13 @@ class MatchRunner:
                 seat.send(
                     pb.ServerMessage(
                         rejected=pb.ActionRejected(
-                            request_id=request.request_id, reason=str(exc), rule=rule, time_left_ms=time_left
+                            request_id=request_id, reason=str(exc), rule=rule, time_left_ms=time_left
                         )
                     )
                 )
                 if invalid >= c.max_invalid:
                     fault = Fault(seat.index, "illegal", f"{invalid} invalid answers, the last: {exc}")
-        seat.pending = None
+        seat.pending, seat.pending_message = None, b""
         self._waiting = None
         think_ms = int((trio.current_time() - start) * 1000)
         if fault is not None:

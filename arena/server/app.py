@@ -32,7 +32,7 @@ from ..standing.store import Store
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 from .auth import OperatorCredential, bearer_token
-from .bridge import BotLink, Bridge, Close
+from .bridge import BotLink, Bridge, Close, add_bot_service
 
 log = structlog.get_logger()
 
@@ -286,7 +286,7 @@ class AioServerThread:
             maximum_concurrent_rpcs=20_000,
             interceptors=[OperatorCredential(self.operator_token)],
         )
-        pb_grpc.add_BotServiceServicer_to_server(BotServicer(self.hub, bridge), server)  # type: ignore[no-untyped-call]
+        add_bot_service(BotServicer(self.hub, bridge), server)  # requests come encoded
         admin = AdminServicer(self.hub, bridge, self.store)
         pb_grpc.add_AdminServiceServicer_to_server(admin, server)  # type: ignore[no-untyped-call]
         lobby = LobbyServicer(self.hub.lobby, self.store, bridge)

@@ -25,6 +25,8 @@ import grpc
 import structlog
 import trio
 
+from ..v1 import arena_pb2 as pb
+
 log = structlog.get_logger()
 
 OUTBOX_LIMIT = 512
@@ -123,7 +125,11 @@ class BotLink:
         self.open = True  # trio-side view: False once closed or disconnected
 
     def send(self, message: Any) -> None:
-        """From trio: queue `message` for the bot (dropped if the link is closed)."""
+        """From trio: queue `message` for the bot (dropped if the link is closed).
+
+        On a `BotService` stream the message may be a `ServerMessage` already encoded (see
+        `add_bot_service`).
+        """
         if self.open:
             self.bridge.to_aio(self._put, message)
 
@@ -140,3 +146,28 @@ class BotLink:
             )
             return
         self.outbox.put_nowait(message)
+
+
+def serialize_server_message(message: pb.ServerMessage | bytes) -> bytes:
+    """`BotService`'s response serializer: the referee hands over its requests already encoded.
+
+    It builds a `DecisionRequest` as wire bytes (`arena.protocol`); parsing them into a
+    message on the trio thread only for grpc to serialize them again here cost both threads.
+    """
+    if isinstance(message, bytes):
+        return message
+    return message.SerializeToString()
+
+
+def add_bot_service(servicer: Any, server: grpc.aio.Server) -> None:
+    """`add_BotServiceServicer_to_server`, with `serialize_server_message` for the replies."""
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=pb.BotMessage.FromString,
+            response_serializer=serialize_server_message,
+        )
+    }
+    name = pb.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)
