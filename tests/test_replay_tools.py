@@ -381,6 +381,7 @@ def test_apply_alone_accepts_exactly_the_legal_actions(name: str, options: dict[
 
     rng = random.Random(name)
     variant = find_variant(name, options)
+    fool = Card.parse("EX")
     odd = [Action("play", CARDS[77], "S"), Action("play", 5), Action("discard", None), A.PASS]  # type: ignore[arg-type]
     for seed in range(3):
         match = Match(variant, seed=seed, deals=variant.seats)
@@ -394,7 +395,9 @@ def test_apply_alone_accepts_exactly_the_legal_actions(name: str, options: dict[
                     assert state._allows(seat, action) == (action in legal), (action, state)
                 state._legal = None  # so that apply decides alone, as in a replay
                 everyone_passes = seed == 0 and state.phase == "bid"  # american: Trischaken
-                state.apply(A.PASS if everyone_passes else rng.choice(legal))
+                # Seed 1 keeps the Fool as long as it may, for its last-trick rules (G54-FOOL-2, DK-FOOL-3).
+                choices = [a for a in legal if a.card != fool] if seed == 1 else legal
+                state.apply(A.PASS if everyone_passes else rng.choice(choices or legal))
             match.finish_deal(state)
 
 
