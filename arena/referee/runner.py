@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import grpc
 import structlog
@@ -142,8 +142,7 @@ class Forfeit(Exception):
 
 
 # Items of a seat's inbox.
-@dataclass(frozen=True)
-class Reply:
+class Reply(NamedTuple):  # one per decision: a tuple is cheaper to make than a frozen dataclass
     request_id: int
     action: pb.Action
 
@@ -242,8 +241,9 @@ class MatchRunner:
         if link is not seat.link:
             return
         kind = message.WhichOneof("kind")
+        answer = message.action  # empty unless kind is "action"
         pending = seat.pending
-        if kind != "action" or pending is None or message.action.request_id != pending:
+        if kind != "action" or pending is None or answer.request_id != pending:
             # Answers to the pending request are paced by the referee itself; anything else is
             # unsolicited, and a flood of it ends the stream.
             now = time.monotonic()
@@ -280,7 +280,7 @@ class MatchRunner:
             if not seat.hello:
                 self._protocol_fault(seat, grpc.StatusCode.INVALID_ARGUMENT, "an ActionReply before Hello")
                 return
-            self._push(seat, Reply(message.action.request_id, message.action.action))
+            self._push(seat, Reply(answer.request_id, answer.action))
         else:
             self._protocol_fault(seat, grpc.StatusCode.INVALID_ARGUMENT, "an empty or unknown BotMessage")
 
