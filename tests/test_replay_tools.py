@@ -378,11 +378,13 @@ def test_apply_alone_accepts_exactly_the_legal_actions(name: str, options: dict[
 
     from arena.engine import CARDS, Action, Match
     from arena.engine import actions as A
+    from arena.engine.state import AMERICAN_BONUSES
 
     rng = random.Random(name)
     variant = find_variant(name, options)
     fool = Card.parse("EX")
     odd = [Action("play", CARDS[77], "S"), Action("play", 5), Action("discard", None), A.PASS]  # type: ignore[arg-type]
+    odd += [A.make("announce", name=n) for n in ("vole", "nolo", "x", *AMERICAN_BONUSES)]
     for seed in range(3):
         match = Match(variant, seed=seed, deals=variant.seats)
         while not match.is_over():
@@ -394,10 +396,14 @@ def test_apply_alone_accepts_exactly_the_legal_actions(name: str, options: dict[
                 for action in {*legal, *A.PLAY, *A.DISCARD, *odd}:
                     assert state._allows(seat, action) == (action in legal), (action, state)
                 state._legal = None  # so that apply decides alone, as in a replay
-                everyone_passes = seed == 0 and state.phase == "bid"  # american: Trischaken
-                # Seed 1 keeps the Fool as long as it may, for its last-trick rules (G54-FOOL-2, DK-FOOL-3).
-                choices = [a for a in legal if a.card != fool] if seed == 1 else legal
-                state.apply(A.PASS if everyone_passes else rng.choice(choices or legal))
+                # Seed 0 plays Trischaken (all pass), seed 1 a Rufer (the lowest bid: a called King)
+                # and keeps the Fool as long as it may (G54-FOOL-2, DK-FOOL-3); seed 2 is random.
+                if seed < 2 and state.phase == "bid":
+                    action = legal[0] if seed == 1 and state.contract is None else A.PASS
+                else:
+                    choices = [a for a in legal if a.card != fool] if seed == 1 else legal
+                    action = rng.choice(choices or legal)
+                state.apply(action)
             match.finish_deal(state)
 
 

@@ -327,14 +327,15 @@ class DealState:
             self._apply_round_answer(seat, action)
 
     def _allows(self, seat: int, action: Action) -> bool:
-        """Whether `action` is in `legal_actions()`, without listing them for a card play or discard.
+        """Whether `action` is in `legal_actions()`, without listing them when one test settles it.
 
-        Such an action (without a suit or a name) is legal when its card passes the test that picks
-        the cards of the list: the same functions decide, so the answer is the list's.
+        A card play or a discard is legal when its card passes the test that picks the cards of
+        the list, an announcement when its name is among those open: the same functions decide, so
+        the answer is the list's. Anything else is looked up in the list.
         """
-        if type(action) is Action and action.suit is None and action.name is None:
+        if type(action) is Action and action.suit is None:
             card, phase = action.card, self.phase
-            if type(card) is Card:
+            if action.name is None and type(card) is Card:
                 if phase == PLAY and action.type == PLAY:
                     trick = self.trick
                     if trick and self.led == SUIT_NO[card] and not self.trischaken:
@@ -348,6 +349,11 @@ class DealState:
                         return card in cards
                 elif phase == DISCARD and action.type == DISCARD:
                     return card in self.hands[self.discarder] and self._discardable(card)
+            elif action is A.PASS and phase not in (PLAY, DISCARD, CALL):
+                return True  # every other phase offers a pass
+            elif phase == ANNOUNCE and action.type == ANNOUNCE and card is None:
+                names = self._bonuses_open(seat) if self.variant.contracts else self._announceable(seat)
+                return action.name in names
         legal = self._legal = self._compute_legal()
         return action in legal
 
