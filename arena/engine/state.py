@@ -337,13 +337,15 @@ class DealState:
             card, phase = action.card, self.phase
             if action.name is None and type(card) is Card:
                 if phase == PLAY and action.type == PLAY:
-                    trick = self.trick
-                    if trick and self.led == SUIT_NO[card] and not self.trischaken:
-                        # G-TRICK-4: following suit is legal, unless the Fool's timing or a
-                        # re-designation (G-TRICK-3) may add a rule: `_playable` decides those.
-                        hand = self.hands[seat]
-                        if FOOL not in hand and (len(trick) > 1 or self.designation is None) and card in hand:
-                            return True
+                    hand = self.hands[seat]
+                    if FOOL not in hand and not self.trischaken:
+                        # Without the Fool's timing (or Trischaken) any card may lead, and following
+                        # suit is legal (G-TRICK-4) unless a re-designation is due (G-TRICK-3).
+                        trick = self.trick
+                        if not trick:
+                            return card in hand
+                        if self.led == SUIT_NO[card] and (len(trick) > 1 or self.designation is None):
+                            return card in hand
                     cards = self._playable(seat)
                     if cards is not None:
                         return card in cards
