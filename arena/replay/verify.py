@@ -255,7 +255,6 @@ class _Checker:
         self.policy = "substitute"
         self.state: DealState | None = None  # the deal in progress
         self.deal_log: DealLog | None = None
-        self.deck_codes: list[str] = []
         # The action lines of the deal in progress, by step: their text and line number.
         self.texts: list[str] = []
         self.numbers: list[int] = []
@@ -452,7 +451,6 @@ class _Checker:
             expected = "the deck the match's seed deals: " + " ".join(deck)
             self._discrepancy("the deck differs", number, expected=expected, deal=deal)
         self.state = state
-        self.deck_codes = deck
         self.steps = 0
         self.texts.clear()
         self.numbers.clear()
@@ -471,9 +469,8 @@ class _Checker:
             return False
         state = match.start_deal()
         deal = match.deal_index
-        codes = list(map(_CODES.__getitem__, state.deck))
         pots = _ENCODE(state.pots_start) if state.pots_start else "{}"
-        stakes, deck = "true" if state.stakes else "false", '","'.join(codes)
+        stakes, deck = "true" if state.stakes else "false", '","'.join(map(_CODES.__getitem__, state.deck))
         expected = (
             f'{{"type":"deal_start","deal":{deal},"dealer":{state.dealer},"pots":{pots},'
             f'"stakes":{stakes},"deck":["{deck}"]}}'
@@ -481,7 +478,6 @@ class _Checker:
         if line != expected:
             return False
         self.state = state
-        self.deck_codes = codes
         self.start_texts = (pots, stakes, deck)
         self.steps = 0
         self.texts.clear()
@@ -609,7 +605,7 @@ class _Checker:
             ("pots", record.get("pots"), state.pots_start),
             ("stakes", record.get("stakes"), state.stakes),
             ("deal", record.get("deal"), log.index),
-            ("deck", record.get("deck"), self.deck_codes),
+            ("deck", record.get("deck"), [str(c) for c in log.deck]),
         ):
             if recorded != expected:
                 message = f"the deal record's {key} is {_brief(recorded)}"
