@@ -95,14 +95,11 @@ async def _bot_stream(
             kind = message.WhichOneof("kind")
             if kind == "match_end":
                 break
-            if kind == "request":
-                stats["request_bytes"] += message.ByteSize()
+            if kind == "request":  # sizes are counted by the server (`_mean_sizes`), not here
+                request = message.request
                 reply = pb.BotMessage(
-                    action=pb.ActionReply(
-                        request_id=message.request.request_id, action=message.request.legal_actions[0]
-                    )
+                    action=pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
                 )
-                stats["reply_bytes"] += reply.ByteSize()
                 stats["decisions"] += 1
                 await call.write(reply)
 
@@ -120,7 +117,7 @@ async def _raw_stream(address: str, request: bytes, seconds: float, stats: dict[
 
 
 async def _driver(spec: dict[str, Any]) -> dict[str, int]:
-    stats = {"decisions": 0, "request_bytes": 0, "reply_bytes": 0, "roundtrips": 0, "connected": 0}
+    stats = {"decisions": 0, "roundtrips": 0, "connected": 0}
     stop = asyncio.Event()
     if spec["mode"] == "raw":
         request = b"x" * spec["reply_bytes"]
