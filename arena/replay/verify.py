@@ -21,9 +21,10 @@ Speed: a replay is read once, and a deal the referee wrote is checked as text. T
 replays the deal record's actions (looked up by their text in a table of the few hundred there
 are), then the `deal_start` line, the action lines and the `deal` line must each be exactly the
 text the referee writes for what the engine did, with the think times the record gives; only the
-result is parsed as JSON. Any difference (a fault, a connection line inside the deal, a changed or
-reformatted line) sends the deal to the line-by-line check, which reads every line as JSON and
-names the first problem: the text check only ever accepts what that check accepts.
+result is parsed as JSON. A completed match's `match_end` line is compared as text too. Any
+difference (a fault, a connection line inside the deal, a changed or reformatted line) sends the
+deal or the line to the line-by-line check, which reads every line as JSON and names the first
+problem: the text check only ever accepts what that check accepts (the tests compare the two).
 """
 
 from __future__ import annotations
@@ -67,9 +68,9 @@ _RESULT_ORDER = ("card_points", "deltas", "pots", "annulled", "tricks_won", "led
 
 # The text check of whole deals (`_Checker._fast_deal`). A record entry is
 # `{"seat":S,<action fields>,"think_ms":T}`; its *key* is the text between `{"seat":` and
-# `,"think_ms":`. Per canonical key (a few hundred: seats times actions): the action, the
+# `,"think_ms":`. Per canonical key (seats times actions: hundreds in practice): the action, the
 # (seat, action) pair the engine's history holds, and the action line's text from the seat to the
-# think time. Only canonical keys of seats 0-3 are kept, so the tables stay small.
+# think time. Only canonical keys of seats 0-3 are kept, and at most 8192 of them.
 _DEAL_START_PREFIX = '{"type":"deal_start",'
 _MATCH_END_PREFIX = '{"type":"match_end",'
 _THINK = ',"think_ms":'
@@ -926,9 +927,14 @@ def _split_entries(text: str, start: int, end: int) -> tuple[tuple[str, ...], tu
 
 
 def _learn(key: str) -> bool:
-    """Whether `key` is a canonical record entry of seat 0-3 without its think time; keeps it."""
+    """Whether `key` is a canonical record entry of seat 0-3 without its think time; keeps it.
+
+    A full table (only odd names can fill it) sends the deal line by line instead.
+    """
     if key in _ACTIONS:
         return True
+    if len(_ACTIONS) >= 8192:
+        return False
     text = '{"seat":' + key + "}"
     try:
         entry = json.loads(text)
