@@ -227,9 +227,14 @@ _KEY0 = tuple(_encode_varint(field << 3) for field in range(32))  # varint field
 _KEY2 = tuple(_encode_varint(field << 3 | 2) for field in range(32))  # length-delimited fields
 
 
+_CONTINUED = tuple(bytes((n | 0x80,)) for n in range(128))  # a varint's low 7 bits, more to come
+
+
 def _varint(value: int) -> bytes:
     if 0 <= value < 4096:
         return _VARINTS[value]
+    if 0 < value < 1 << 19:  # time limits, request ids
+        return _CONTINUED[value & 0x7F] + _VARINTS[value >> 7]
     return _MINUS_ONE if value == -1 else _encode_varint(value)
 
 
@@ -454,7 +459,7 @@ def request_message(
             *[_legal_item(a) for a in legal],
             _int(5, time_limit_ms),
             _int(6, bank_ms),
-            *[_sub(7, e) for e in events],
+            *[_KEY2[7] + _varint(len(e)) + e for e in events],
         ]
     )
     return _sub(2, body)
