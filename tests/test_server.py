@@ -281,6 +281,9 @@ def test_no_message_holds_a_card_its_seat_may_not_know(
             allowed: set[Card] = set()
             for deal in deals:
                 allowed |= hands[deal][seat] | played_cards.get(deal, set()) | shown[deal]
+            # The kings (or other cards) one may call are names to choose from, not holdings (AM-CALL-1).
+            offered = message.get("request", {}).get("legalActions", [])
+            allowed |= {Card.parse(a["card"]) for a in offered if a.get("type") == "call"}
             leaked = cards_in(message) - allowed
             assert not leaked, f"seat {seat} was sent {sorted(map(str, leaked))} in {message}"
             checked += 1
