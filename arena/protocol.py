@@ -87,7 +87,8 @@ def _parse_action(kind: str, card: str, suit: str, name: str) -> Action:
     return Action.from_dict(fields)
 
 
-# An answer is parsed once per decision; malformed ones raise and are not cached.
+# Bots answer with the same few hundred actions: each is parsed once. A malformed one raises,
+# and lru_cache keeps no exceptions.
 _action_from_fields = lru_cache(maxsize=4096)(_parse_action)
 
 
