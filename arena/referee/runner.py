@@ -454,10 +454,10 @@ class MatchRunner:
     async def _watchdog(self) -> None:
         """Push an `Alarm` into the waiting seat's inbox when `_alarm` passes.
 
-        One sleeping task per match instead of a cancel scope per decision, which cost more
-        than anything else in trio's share of a decision. Each decision moves the alarm to its
-        own deadline, usually later than the one the watchdog sleeps until: that costs nothing
-        but one extra wake-up when the old deadline passes.
+        One sleeping task per match instead of a cancel scope per decision: entering, leaving
+        and expiring those took about a sixth of the trio thread's time. Each decision moves
+        the alarm to its own deadline, usually later than the one the watchdog sleeps until:
+        that costs nothing but one extra wake-up when the old deadline passes.
         """
         while True:
             with trio.CancelScope(deadline=self._alarm) as scope:
