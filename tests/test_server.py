@@ -14,11 +14,12 @@ from typing import Any
 import grpc
 import pytest
 import trio
+import trio.testing
 from support import cards_in
 
 from arena.engine import Action, Card, DealState, find_variant, replay_record
 from arena.play import play_matches
-from arena.referee.runner import MatchConfig, TimeControl, action_line
+from arena.referee.runner import ALARM, Inbox, InboxItem, LinkChange, MatchConfig, TimeControl, action_line
 from arena.replay.log import ReplayWriter
 from arena.server.app import serve
 from arena.v1 import arena_pb2 as pb
@@ -182,6 +183,32 @@ def test_replay_lines_are_buffered_until_flushed_and_the_action_line_is_plain_js
     unbuffered.write({"type": "header"})
     assert unbuffered.partial_path.read_text() == '{"type":"header"}\n'
     assert unbuffered.complete().read_text() == '{"type":"header"}\n'
+
+
+def test_an_inbox_hands_items_to_its_one_waiting_task_and_is_bounded() -> None:
+    async def scenario() -> list[InboxItem]:
+        inbox = Inbox(2)
+        inbox.send_nowait(LinkChange(True))
+        inbox.send_nowait(ALARM)
+        with pytest.raises(trio.WouldBlock):
+            inbox.send_nowait(ALARM)
+        got = [await inbox.receive(), await inbox.receive()]
+        with trio.CancelScope() as scope:  # a waiter that is cancelled leaves the inbox free
+            scope.cancel()
+            await inbox.receive()
+        async with trio.open_nursery() as nursery:
+
+            async def take() -> None:
+                got.append(await inbox.receive())
+
+            nursery.start_soon(take)
+            await trio.testing.wait_all_tasks_blocked()
+            with pytest.raises(RuntimeError):
+                await inbox.receive()  # one task at a time
+            inbox.send_nowait(LinkChange(False))
+        return got
+
+    assert trio.run(scenario) == [LinkChange(True), ALARM, LinkChange(False)]
 
 
 def _stream_status(address: str, token: str) -> grpc.StatusCode | str:

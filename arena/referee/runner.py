@@ -14,6 +14,7 @@ import math
 import random
 import secrets
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 import grpc
+import outcome
 import structlog
 import trio
 
@@ -158,6 +160,46 @@ class Alarm:
 
 
 ALARM = Alarm()
+InboxItem = Reply | LinkChange | Alarm
+
+
+class Inbox:
+    """A seat's inbox: a bounded queue that one task, the seat's decision, waits on.
+
+    A trio memory channel does the same for any number of tasks, with closing and statistics;
+    this costs a few microseconds less, twice per decision.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._items: deque[InboxItem] = deque()
+        self._size = size
+        self._waiter: trio.lowlevel.Task | None = None
+
+    def send_nowait(self, item: InboxItem) -> None:
+        """Hand `item` to the waiting task, or queue it; `trio.WouldBlock` when `size` items wait."""
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter, outcome.Value(item))
+        elif len(self._items) < self._size:
+            self._items.append(item)
+        else:
+            raise trio.WouldBlock
+
+    async def receive(self) -> InboxItem:
+        if self._items:
+            await trio.lowlevel.checkpoint()
+            return self._items.popleft()
+        if self._waiter is not None:
+            raise RuntimeError("one task at a time receives from an inbox")
+        self._waiter = trio.lowlevel.current_task()
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            self._waiter = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        item: InboxItem = await trio.lowlevel.wait_task_rescheduled(abort)
+        return item
 
 
 @dataclass
@@ -179,7 +221,7 @@ class Seat:
     _window_count: int = 0
 
     def __post_init__(self) -> None:
-        self.inbox_send, self.inbox = trio.open_memory_channel[Reply | LinkChange | Alarm](INBOX_SIZE)
+        self.inbox = Inbox(INBOX_SIZE)
 
     def send(self, message: pb.ServerMessage | bytes) -> None:
         """Send a `ServerMessage`, or one encoded (the bot stream passes the bytes on)."""
@@ -313,7 +355,7 @@ class MatchRunner:
 
     def _push(self, seat: Seat, item: Reply | LinkChange) -> None:
         try:
-            seat.inbox_send.send_nowait(item)
+            seat.inbox.send_nowait(item)
         except trio.WouldBlock:
             self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, "too many messages in flight")
 
@@ -467,7 +509,7 @@ class MatchRunner:
                 self._alarm = math.inf
                 if self._waiting is not None:
                     with contextlib.suppress(trio.WouldBlock):  # a full inbox wakes the decision anyway
-                        self._waiting.inbox_send.send_nowait(ALARM)
+                        self._waiting.inbox.send_nowait(ALARM)
 
     def _set_alarm(self, when: float) -> None:
         self._alarm = when
@@ -576,7 +618,7 @@ class MatchRunner:
                     fault = Fault(seat.index, "crash" if seat.crashed else "disconnect", "no bot connected")
                     break
                 wait_until = min(deadline, grace_end)
-            item: Reply | LinkChange | Alarm | None = None
+            item: InboxItem | None = None
             if now < wait_until:
                 self._set_alarm(wait_until)
                 item = await seat.inbox.receive()
