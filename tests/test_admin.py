@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -227,3 +228,50 @@ def test_a_long_running_server_keeps_only_recent_ended_matches_in_memory(tmp_pat
     created, kept, (state, path) = trio.run(scenario)
     assert kept == created[1:]
     assert state == "finished" and path == tmp_path / f"{created[0]}.jsonl" and path.is_file()
+
+
+def test_a_killed_server_loses_at_most_the_move_in_flight(tmp_path: Path) -> None:
+    """Every answered decision is in the replay's .part file once the next request is out."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--port", "0", "--replay-dir", str(tmp_path / "r")],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        assert server.stderr is not None
+        address = f"127.0.0.1:{json.loads(server.stderr.readline())['port']}"
+        token = (tmp_path / "arena.operator-token").read_text().strip()
+        with admin_channel(address, token) as channel:
+            created = pb_grpc.AdminServiceStub(channel).CreateMatch(
+                pb.CreateMatchRequest(variant="grosstarock", deals=1, seed=3)
+            )
+        logs = [tmp_path / f"seat{seat}.jsonl" for seat in range(3)]
+        for seat, seat_token in enumerate(created.seat_tokens):
+            behaviour = f"random,record:{logs[seat]}" + (",sleep:20" if seat == 1 else "")
+            env = {**os.environ, "ARENA_ADDRESS": address, "ARENA_TOKEN": seat_token, "BEHAVIOUR": behaviour}
+            bots.append(subprocess.Popen([sys.executable, str(SCRIPTED)], env=env))
+
+        def requests(log: Path) -> int:
+            text = log.read_text() if log.exists() else ""
+            return sum('"request"' in line for line in text.splitlines())
+
+        deadline = time.monotonic() + 60
+        while requests(logs[1]) < 20:  # seat 1 now sleeps 2 s on its 20th request
+            assert time.monotonic() < deadline, "seat 1 never got its 20th request"
+            time.sleep(0.02)
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+        sent = sum(requests(log) for log in logs)
+    finally:
+        server.kill()
+        server.wait()
+        if server.stderr is not None:
+            server.stderr.close()
+        for each in bots:
+            each.kill()
+            each.wait()
+    [partial] = (tmp_path / "r").glob("*.jsonl.part")
+    lines = [json.loads(line) for line in partial.read_text().splitlines()]
+    assert sum(line["type"] == "action" for line in lines) == sent - 1  # all but the pending one

@@ -604,6 +604,10 @@ class MatchRunner:
             self.request_sizes.append(len(data))
         start = trio.current_time()
         deadline = start + limit_ms / 1000
+        if self._writer is not None and self._writer.pending:
+            # Every move before this request reaches the OS before the request leaves:
+            # a killed server loses at most the move in flight.
+            self._writer.flush()
         seat.send(data)
         invalid = 0
         fault: Fault | None = None

@@ -7,11 +7,12 @@ replays/FORMAT.md, each action annotated with ``think_ms`` and ``fault``);
 
 Lines are buffered and handed to the operating system in batches: the writer
 reports its first unflushed line to `on_pending`, and the referee flushes every
-pending log `FLUSH_AFTER_S` later (`arena.referee.runner`). A flush per line cost a
-system call per decision, and with it a hand-over of the GIL to the gRPC thread.
-So if the server process is killed, the log loses at most the lines of the last
-`FLUSH_AFTER_S` (and the move in flight); an error, a cancellation or a shutdown
-closes the file through `abandon` or `complete` and loses nothing. Nothing is
+pending log `FLUSH_AFTER_S` later (`arena.referee.runner`), and flushes a match's log
+before it sends each decision request. So several lines written in one go (a move,
+its trick, the deal's end) cost one system call, yet every move before a request the
+bot sees is with the OS: a killed server process loses at most the move in flight.
+An error, a cancellation or a shutdown closes the file through `abandon` or
+`complete` and loses nothing. Nothing is
 fsynced before the match ends: after a crash of the operating system itself, what
 survives is the OS's choice. The log is written to ``<id>.jsonl.part`` and renamed
 to ``<id>.jsonl`` when the match ends: a file with the final name is always complete.
