@@ -303,7 +303,6 @@ class Lobby:
         """Record the match when it ends; a stop before that leaves it 'running' → aborted on restart."""
         runner = arena_match.runner
         c = runner.config
-        released = False
         try:
             await self.db(
                 self.store.start_match,
@@ -315,22 +314,25 @@ class Lobby:
                 seated_ms,
             )
             await runner.done.wait()
-            self._release(arena_match)  # the bots may be seated again while the result is stored
-            released = True
+            # A bot without a fault in this match may be seated again while the result is stored;
+            # one with a fault waits: this result may pause it.
+            self._release(arena_match, [not seat.faults for seat in runner.seats])
             # A result the bots were told of is stored even when the server is stopping.
             with trio.CancelScope(shield=True), trio.move_on_after(RECORD_TIMEOUT_S):
                 await self._record(arena_match)
         except Exception:
             runner.log.exception("arena match not recorded")
         finally:
-            if not released:
-                self._release(arena_match)
+            self._release(arena_match, [True] * len(arena_match.streams))
+            self.matches.pop(runner.match_id, None)
 
-    def _release(self, arena_match: ArenaMatch) -> None:
-        self.matches.pop(arena_match.runner.match_id, None)
-        for stream in arena_match.streams:
-            stream.running.discard(arena_match.runner.match_id)
-            self.running_by_bot[stream.bot] -= 1
+    def _release(self, arena_match: ArenaMatch, which: list[bool]) -> None:
+        """Free the seats `which` selects (by seat), each once."""
+        match_id = arena_match.runner.match_id
+        for stream, chosen in zip(arena_match.streams, which, strict=True):
+            if chosen and match_id in stream.running:
+                stream.running.discard(match_id)
+                self.running_by_bot[stream.bot] -= 1
 
     async def _record(self, arena_match: ArenaMatch) -> None:
         runner = arena_match.runner
