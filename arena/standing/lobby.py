@@ -174,7 +174,10 @@ class Lobby:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_revocations)
             while True:
-                self.form_tables()
+                try:
+                    self.form_tables()
+                except Exception:  # a bad table must not stop the arena, nor the server
+                    log.exception("forming tables failed")
                 await trio.sleep(self.config.tick_s)
 
     # ------------------------------------------------------------------ joining
