@@ -569,8 +569,9 @@ class LobbyServiceStub:
     * UNAUTHENTICATED: unknown or revoked bot token. A revoked token is refused at once,
     and its open streams (lobby and matches) are closed.
     * INVALID_ARGUMENT: a variant the bot is not registered for, or that the arena does not run.
-    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason and
-    when the pause ends. The server also sends `Paused` on an open stream before closing it.
+    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason, and the
+    trailing metadata `retry-after-ms` when the pause ends. The server also sends `Paused`
+    on an open stream before closing it.
     * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
     open lobby streams as it may play matches at once. The trailing metadata
     `retry-after-ms` says when to try again.
@@ -611,8 +612,9 @@ class LobbyServiceServicer:
     * UNAUTHENTICATED: unknown or revoked bot token. A revoked token is refused at once,
     and its open streams (lobby and matches) are closed.
     * INVALID_ARGUMENT: a variant the bot is not registered for, or that the arena does not run.
-    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason and
-    when the pause ends. The server also sends `Paused` on an open stream before closing it.
+    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason, and the
+    trailing metadata `retry-after-ms` when the pause ends. The server also sends `Paused`
+    on an open stream before closing it.
     * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
     open lobby streams as it may play matches at once. The trailing metadata
     `retry-after-ms` says when to try again.
@@ -662,8 +664,9 @@ class LobbyService:
     * UNAUTHENTICATED: unknown or revoked bot token. A revoked token is refused at once,
     and its open streams (lobby and matches) are closed.
     * INVALID_ARGUMENT: a variant the bot is not registered for, or that the arena does not run.
-    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason and
-    when the pause ends. The server also sends `Paused` on an open stream before closing it.
+    * FAILED_PRECONDITION: the bot is paused for faults; the details give the reason, and the
+    trailing metadata `retry-after-ms` when the pause ends. The server also sends `Paused`
+    on an open stream before closing it.
     * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
     open lobby streams as it may play matches at once. The trailing metadata
     `retry-after-ms` says when to try again.
