@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -142,15 +141,6 @@ def store(tmp_path: Path) -> Iterator[Store]:
     opened.close()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """The SQLite file, and a real PostgreSQL server (tests/postgres.py)."""
-    url = str(tmp_path / "arena.db") if request.param == "sqlite" else request.getfixturevalue("postgres_db")
-    opened = Store(url)
-    yield opened
-    opened.close()
-
-
 def test_registered_bots_play_rated_matches_and_the_standings_update(
     any_store: Store, tmp_path: Path
 ) -> None:
@@ -237,6 +227,9 @@ def test_a_revoked_bot_is_cut_off_at_once(store: Store, tmp_path: Path) -> None:
                 lambda: admin.GetReplay(pb.GetReplayRequest(match_id=match_id)).replay, 30, "the replay"
             )
             listed = {b.name: b.state for b in admin.ListBots(pb.ListBotsRequest()).bots}
+            with pytest.raises(grpc.RpcError) as unknown:
+                admin.RevokeBot(pb.BotNameRequest(name="ghost"))
+            assert unknown.value.code() == grpc.StatusCode.NOT_FOUND  # type: ignore[attr-defined]
     lines = [json.loads(line) for line in replay.splitlines()]
     seat = lines[0]["seats"].index("slow")
     assert any(
@@ -365,4 +358,3 @@ def test_a_server_killed_mid_match_loses_nothing_finished(tmp_path: Path) -> Non
     for match_id in cut_off:  # its replay never completed; what was written is kept as .part
         assert not (tmp_path / "replays" / f"{match_id}.jsonl").exists()
         assert (tmp_path / "replays" / f"{match_id}.jsonl.part").exists()
-    assert os.environ.get("ARENA_BOT_TOKEN") is None

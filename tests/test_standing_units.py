@@ -8,7 +8,6 @@ import random
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -21,12 +20,10 @@ from arena.standing.matchmaking import Candidate, form_tables, pair_key
 from arena.standing.store import MatchResult, SeatResult, Store, StoreError, hash_token
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    url = str(tmp_path / "arena.db") if request.param == "sqlite" else request.getfixturevalue("postgres_db")
-    opened = Store(url)
-    yield opened
-    opened.close()
+@pytest.fixture
+def store(any_store: Store) -> Store:
+    """Each store test runs on SQLite and on PostgreSQL (`any_store`, tests/conftest.py)."""
+    return any_store
 
 
 def result(match_id: str, bots: list[str], scores: list[int], faults: list[int]) -> MatchResult:

@@ -451,6 +451,10 @@ class _Checker:
         if obj.get("deck") != deck:
             expected = "the deck the match's seed deals: " + " ".join(deck)
             self._discrepancy("the deck differs", number, expected=expected, deal=deal)
+        self._begin_deal(state, deal, number)
+
+    def _begin_deal(self, state: DealState, deal: int, number: int) -> None:
+        """Deal `deal` (from line `number`) is under way from `state`."""
         self.state = state
         self.steps = 0
         self.texts.clear()
@@ -478,15 +482,8 @@ class _Checker:
         )
         if line != expected:
             return False
-        self.state = state
         self.start_texts = (pots, stakes, deck)
-        self.steps = 0
-        self.texts.clear()
-        self.numbers.clear()
-        log = DealLog(deal, state.dealer, dict(state.pots_start), state.stakes, list(state.deck), number)
-        self.deal_log = log
-        if self.collect:
-            self.replay.deals.append(log)
+        self._begin_deal(state, deal, number)
         return True
 
     def _fast_deal(self, text: str, start: int) -> tuple[int, int] | None:

@@ -236,8 +236,9 @@ class Lobby:
         if stream is not None:
             log.info("lobby leave", bot=stream.bot)
 
-    def connected(self, name: str) -> bool:
-        return any(s.bot == name for s in self.streams.values())
+    def connected_bots(self) -> set[str]:
+        """The bots with an open lobby stream."""
+        return {s.bot for s in self.streams.values()}
 
     # ------------------------------------------------------------------ tables
 

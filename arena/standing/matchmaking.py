@@ -35,8 +35,11 @@ def form_tables(
 ) -> list[list[Candidate]]:
     """Tables of `seats` distinct bots from `candidates`; each candidate is used at most once."""
     pool = sorted(candidates, key=lambda c: (c.waiting_since, c.bot, c.stream))
-    average = _average_meetings(sorted({c.bot for c in pool}), meetings)
     tables: list[list[Candidate]] = []
+    bots = sorted({c.bot for c in pool})
+    if len(bots) < seats:
+        return tables  # the common case between tables: no need for the pairs' average
+    average = _average_meetings(bots, meetings)
     while len({c.bot for c in pool}) >= seats:
         table = [pool[0]]
         while len(table) < seats:

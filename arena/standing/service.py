@@ -17,7 +17,7 @@ from ..server.bridge import BotLink, Bridge, Close
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 from .lobby import Lobby, Refusal
-from .store import BotRecord, Standing, Store, StoreError
+from .store import BotRecord, Standing, Store, StoreError, UnknownBotError
 
 RETRY_AFTER = "retry-after-ms"
 """Trailing metadata of a refusal that may be tried again: milliseconds to wait, as text."""
@@ -97,16 +97,19 @@ class StandingAdmin:
         try:
             return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
         except StoreError as exc:
-            code = (
-                grpc.StatusCode.NOT_FOUND if "no bot named" in str(exc) else grpc.StatusCode.INVALID_ARGUMENT
-            )
+            unknown = isinstance(exc, UnknownBotError)
+            code = grpc.StatusCode.NOT_FOUND if unknown else grpc.StatusCode.INVALID_ARGUMENT
             await context.abort(code, str(exc))
 
-    async def _info(self, bot: BotRecord) -> pb.BotInfo:
-        connected = False
+    async def _infos(self, bots: list[BotRecord]) -> list[pb.BotInfo]:
+        connected: set[str] = set()
         if self.lobby is not None:
-            connected = await self.bridge.call_in_trio(self.lobby.connected, bot.name)
-        return bot_info(bot, connected)
+            connected = await self.bridge.call_in_trio(self.lobby.connected_bots)
+        return [bot_info(bot, bot.name in connected) for bot in bots]
+
+    async def _info(self, bot: BotRecord) -> pb.BotInfo:
+        [info] = await self._infos([bot])
+        return info
 
     async def RegisterBot(
         self, request: pb.RegisterBotRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -125,7 +128,7 @@ class StandingAdmin:
     ) -> pb.ListBotsResponse:
         store = await self._store(context)
         bots = await self._bot_call(context, store.bots)
-        return pb.ListBotsResponse(bots=[await self._info(bot) for bot in bots])
+        return pb.ListBotsResponse(bots=await self._infos(bots))
 
     async def RevokeBot(
         self, request: pb.BotNameRequest, context: grpc.aio.ServicerContext[Any, Any]

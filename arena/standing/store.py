@@ -84,6 +84,10 @@ class StoreError(Exception):
     """The store cannot do what was asked: an unknown bot, a taken name, a bad URL."""
 
 
+class UnknownBotError(StoreError):
+    """No bot has that name."""
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -285,7 +289,7 @@ class Store:
         with self.transaction() as db:
             found = db.execute(f"SELECT {_BOT_COLUMNS} FROM bots WHERE name = ?", (name,)).fetchone()
         if found is None:
-            raise StoreError(f"no bot named {name!r}")
+            raise UnknownBotError(f"no bot named {name!r}")
         return _bot(found)
 
     def bots(self) -> list[BotRecord]:

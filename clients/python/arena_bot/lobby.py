@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 import grpc
 
-from arena_bot.sdk import PROTOCOL_VERSION, Bot, BotError, Decide, MatchResult, _channel, run_bot
+from arena_bot.sdk import PROTOCOL_VERSION, RETRYABLE, Bot, BotError, Decide, MatchResult, _channel, run_bot
 from arena_bot.v1 import arena_pb2, arena_pb2_grpc
 
 __all__ = [
@@ -67,18 +67,10 @@ OnMatchEnd = Callable[[arena_pb2.Seated, "MatchResult | None", "BaseException | 
 """Called in the match's thread when it is over: with its `MatchResult`, or with the exception that
 ended it (a `BotError`, or whatever `decide` raised)."""
 
-# A lobby stream that ended with one of these broke (network, server restart): join again.
-BROKEN = frozenset(
-    {
-        grpc.StatusCode.OK,  # closed by the server without a status: a graceful shutdown
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.CANCELLED,
-        grpc.StatusCode.UNKNOWN,
-        grpc.StatusCode.INTERNAL,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.ABORTED,
-    }
-)
+# A lobby stream that ended with one of these broke (network, server restart): join again. A
+# match stream's retryable statuses, and OK (closed without a status: a graceful shutdown), but
+# not RESOURCE_EXHAUSTED, which comes with a retry hint (WAIT_AND_RETRY).
+BROKEN = (RETRYABLE - {grpc.StatusCode.RESOURCE_EXHAUSTED}) | {grpc.StatusCode.OK}
 # The server asks the bot to come back later (rate limit, no match slot left, paused for faults).
 WAIT_AND_RETRY = frozenset({grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.FAILED_PRECONDITION})
 RETRY_AFTER_KEY = "retry-after-ms"
