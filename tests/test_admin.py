@@ -21,8 +21,8 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from test_server import SCRIPTED, bot, config, read_replay
 
 from arena.engine import Card, CardError
-from arena.play import play_matches
 from arena.server.app import serve
+from arena.server.local import play_matches
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 

@@ -25,9 +25,9 @@ from test_conformance import CASES, conformance, failed
 from test_server import FAST, faults_in, read_replay
 
 from arena.engine import VARIANT_NAMES, find_variant, replay_record
-from arena.play import EXAMPLE_BOTS, play_matches
 from arena.referee.runner import MatchConfig
 from arena.server.app import serve
+from arena.server.local import EXAMPLE_BOTS, play_matches
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_DIR = ROOT / "clients" / "node"

@@ -24,10 +24,10 @@ from test_server import ROOT, bot
 
 from arena.conformance.cases import build_cases
 from arena.engine import VARIANT_NAMES, DealState, Match, find_variant
-from arena.play import EXAMPLE_BOTS
-from arena.referee.position import Position, PositionRunner, Probe, ask, registered
+from arena.referee.position import Position, PositionRunner, Probe
 from arena.referee.runner import TimeControl
 from arena.server.app import serve
+from arena.server.local import EXAMPLE_BOTS, ask
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -132,7 +132,7 @@ def run_with_client(
         async with trio.open_nursery() as nursery:
             hub, port = await nursery.start(serve, "127.0.0.1", 0, tmp_path)
             out: dict[str, Any] = {}
-            with registered(hub, runner):
+            with hub.admit(runner, {runner.seat: runner.token}):
                 done = trio.Event()
 
                 async def client() -> None:

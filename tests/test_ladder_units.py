@@ -21,8 +21,9 @@ from arena.ladder.config import LadderFileError, load_ladder
 from arena.ladder.progress import CLEAR, BarStream, Progress
 from arena.ladder.schedule import build_schedule
 from arena.ladder.sprt import SPRT
-from arena.ladder.stats import Ratings, mean_ci, t95
-from arena.ladder.store import DealRow, MatchRecord, Store, StoreError
+from arena.ladder.store import MatchRecord, Store, StoreError
+from arena.ratings import Ratings, mean_ci, t95
+from arena.replay.summary import DealRow
 
 GOOD = """
 variant = "grosstarock"

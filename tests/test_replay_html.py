@@ -28,11 +28,11 @@ import pytest
 import trio
 
 from arena.engine import DealState, find_variant
-from arena.play import EXAMPLE_BOTS, play_matches
 from arena.referee.runner import MatchConfig, TimeControl
 from arena.replay.samples import SAMPLES_DIR
 from arena.replay.timeline import action_text, clocks
 from arena.replay.verify import Replay, verify_replay
+from arena.server.local import EXAMPLE_BOTS, play_matches
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTED = ROOT / "tests" / "bots" / "scripted_bot.py"

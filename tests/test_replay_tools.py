@@ -21,7 +21,6 @@ import trio
 from support import cards_in
 
 from arena.engine import VARIANT_NAMES, Card, DealState, find_variant, observation
-from arena.play import EXAMPLE_BOTS, default_bots, play_matches
 from arena.referee import runner as referee
 from arena.referee.runner import MatchConfig, TimeControl
 from arena.replay import verify as verify_module
@@ -29,6 +28,7 @@ from arena.replay.samples import SAMPLES, SAMPLES_DIR
 from arena.replay.show import render
 from arena.replay.timeline import banks_after, clocks, walk
 from arena.replay.verify import Replay, verify_bytes, verify_replay
+from arena.server.local import EXAMPLE_BOTS, default_bots, play_matches
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTED = ROOT / "tests" / "bots" / "scripted_bot.py"
@@ -160,7 +160,7 @@ def test_samples_cover_every_variant_of_the_issue() -> None:
 
 def test_the_samples_script_plays_fresh_replays_that_verify(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "arena.replay.samples", str(tmp_path)],
+        [sys.executable, "-m", "arena.cli.samples", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,

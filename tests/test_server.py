@@ -18,10 +18,10 @@ import trio.testing
 from support import cards_in
 
 from arena.engine import Action, Card, DealState, find_variant, replay_record
-from arena.play import play_matches
 from arena.referee.runner import ALARM, Inbox, InboxItem, LinkChange, MatchConfig, TimeControl, action_line
 from arena.replay.log import ReplayWriter
 from arena.server.app import serve
+from arena.server.local import play_matches
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 

@@ -25,9 +25,10 @@ import pytest
 import trio
 from test_admin import OPERATOR_TOKEN, admin_channel
 
-from arena.play import bot_environment
 from arena.server.app import serve
+from arena.server.local import bot_environment
 from arena.standing.lobby import ArenaConfig
+from arena.standing.service import StandingArena
 from arena.standing.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -64,8 +65,7 @@ class ServerThread:
                     "127.0.0.1",
                     0,
                     replay_dir,
-                    store=store,
-                    arena=config,
+                    service=StandingArena(store, config),
                     operator_token=OPERATOR_TOKEN,
                     task_status=task_status,
                 )

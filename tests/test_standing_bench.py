@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from arena.bench.arena import bench_arena, percentile
 from arena.cli import main
-from arena.standing.bench import bench_arena, percentile
 
 
 def test_bench_arena_plays_and_loses_nothing() -> None:

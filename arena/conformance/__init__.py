@@ -9,6 +9,11 @@ time, tagged with the request's id, no protocol fault.
     results = trio.run(lambda: run_cases("node my_bot.js", cases_for(["danish"]), log_dir=Path("logs")))
     print(table(results))
 
+`ask.py` does the same for one recorded position of a replay (`arena replay ask`).
+
 The package imports nothing by itself, so that `arena` commands other than `conformance` do
-not load the server's modules: import from `.cases` and `.kit`.
+not load the server's modules: import from `.cases`, `.kit` and `.ask`.
 """
+
+DEFAULT_PER_DECISION_MS = 5_000
+"""A case's clock unless the command line says otherwise."""

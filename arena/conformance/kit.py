@@ -11,11 +11,13 @@ from typing import Any
 import trio
 
 from ..engine import find_variant
-from ..referee.position import PositionResult, PositionRunner, Probe, launch_bot, registered
+from ..live import Hub
+from ..referee.position import PositionResult, PositionRunner, Probe
 from ..referee.runner import TimeControl
-from ..server.app import Hub, serve
+from ..server.app import serve
+from ..server.local import launch_bot
+from . import DEFAULT_PER_DECISION_MS
 from .cases import Case
-from .cli import DEFAULT_PER_DECISION_MS
 
 DEFAULT_TIME_CONTROL = TimeControl(per_decision_ms=DEFAULT_PER_DECISION_MS, bank_ms=0, increment_ms=0)
 
@@ -144,12 +146,12 @@ async def _run_one(hub: Hub, runner: PositionRunner, command: str, address: str,
 
     async def bot() -> None:
         try:
-            await launch_bot(runner, command, address, log_path)
+            await launch_bot(runner, runner.seat, runner.token, command, address, log_path)
         finally:
             exited.set()
 
     async with trio.open_nursery() as nursery:
-        with registered(hub, runner):
+        with hub.admit(runner, {runner.seat: runner.token}):
             nursery.start_soon(bot)
             await runner.run()
         with trio.move_on_after(2):  # let it see MatchEnd and exit by itself

@@ -26,14 +26,14 @@ import structlog
 import trio
 
 from ..engine import Variant
-from ..play import EXAMPLE_BOTS
+from ..ratings import mean_ci
 from ..referee.runner import MatchConfig, TimeControl
 from ..server.app import serve
+from ..server.local import EXAMPLE_BOTS
 from .config import BotSpec
 from .run import MatchPlayer, PlayedMatch, dispatch
 from .schedule import ScheduledMatch, arrangements, deal_set_seed, match_key
 from .sprt import SPRT
-from .stats import mean_ci
 
 log = structlog.get_logger(component="ladder")
 

@@ -20,15 +20,17 @@ from typing import Any
 import structlog
 import trio
 
-from ..play import bot_environment
+from ..live import Hub
+from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner
-from ..server.app import Hub, serve
+from ..replay.summary import DealRow, FaultRow, read_results
+from ..server.app import serve
+from ..server.local import bot_environment
 from .config import BotSpec, LadderConfig
 from .launch import BotProcess
 from .progress import Progress
 from .schedule import ScheduledMatch, build_schedule
-from .stats import Ratings
-from .store import DealRow, FaultRow, MatchRecord, Store, latest_ratings, read_replay
+from .store import MatchRecord, Store, latest_ratings
 
 log = structlog.get_logger(component="ladder")
 
@@ -112,7 +114,7 @@ class MatchPlayer:
                         processes.append(process)
                         nursery.start_soon(self._watch, runner, seat, name, process, played)
                 await runner.done.wait()
-                self.hub.matches.pop(runner.match_id, None)  # a long ladder keeps no finished runners
+                self.hub.forget(runner.match_id)
                 with trio.move_on_after(EXIT_WAIT_S):
                     while any(p.returncode is None for p in processes):
                         await trio.sleep(0.02)
@@ -125,7 +127,7 @@ class MatchPlayer:
                     await process.stop()
         played.finished = time.time()
         if runner.replay_path is not None:
-            played.deals, played.faults, _ = read_replay(runner.replay_path, len(scheduled.bots))
+            played.deals, played.faults, _ = read_results(runner.replay_path, len(scheduled.bots))
         return played
 
     def _start(

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..replay.summary import DealRow, FaultRow
+
 SCHEMA_VERSION = 1
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder (
@@ -110,24 +112,6 @@ class StoreError(Exception):
 
 
 @dataclass
-class DealRow:
-    deal: int
-    points: list[int]  # game points per seat (the deal's deltas)
-    card_points: list[int]
-    annulled: bool
-    active: list[bool]  # seats that played the deal (german-1754 with four seats sits one out)
-
-
-@dataclass
-class FaultRow:
-    seat: int
-    kind: str
-    detail: str
-    deal: int | None = None
-    step: int | None = None
-
-
-@dataclass
 class MatchRecord:
     key: str
     deal_set: int
@@ -146,41 +130,6 @@ class MatchRecord:
     deals: list[DealRow] = field(default_factory=list)
     faults: list[FaultRow] = field(default_factory=list)
     exits: list[tuple[int | None, bool]] = field(default_factory=list)  # (status, crashed) by seat
-
-
-def read_replay(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow], list[int]]:
-    """The deals, the faults and each seat's decisions of a finished match, from its replay log
-    (replays/FORMAT.md)."""
-    deals: list[DealRow] = []
-    faults: list[FaultRow] = []
-    decisions = [0] * seats
-    with path.open(encoding="utf-8") as lines:
-        for text in lines:
-            line = json.loads(text)
-            kind = line["type"]
-            if kind == "deal":
-                record = line["record"]
-                result = record["result"]
-                acted = {action["seat"] for action in record["actions"]}
-                deals.append(
-                    DealRow(
-                        deal=line["deal"],
-                        points=list(result["deltas"]),
-                        card_points=list(result["card_points"]),
-                        annulled=bool(result["annulled"]),
-                        active=[seat in acted for seat in range(seats)],
-                    )
-                )
-            elif kind == "action":
-                decisions[line["seat"]] += 1
-                if "fault" in line:
-                    fault = line["fault"]
-                    faults.append(
-                        FaultRow(line["seat"], fault["kind"], fault["detail"], line["deal"], line["step"])
-                    )
-            elif kind == "fault":
-                faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
-    return deals, faults, decisions
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:

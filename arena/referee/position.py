@@ -4,14 +4,14 @@
 it puts the bot into a list of given deal states, one `DecisionRequest` each, and records every
 answer as it came. It duck-types the part of `MatchRunner` that the gRPC servicer touches
 (`attach`, `deliver`, `detach`, `seats[i].token` and `.index`, `done`, `state`, `match_id`,
-`spectators`), so a running server authenticates its bot through `hub.tokens`; it is never put
-in `hub.matches` (ListMatches, GetReplay and Spectate do not know it).
+`spectators`), so a running server authenticates its bot through `hub.tokens` (`Hub.admit`); it
+is never put in `hub.matches` (ListMatches, GetReplay and Spectate do not know it).
 
     variant = find_variant("danish")
     runner = PositionRunner(variant, seat=1, positions=[state_a, Position(state_b, {Probe.DROP})],
                             time_control=TimeControl(per_decision_ms=2_000, bank_ms=0))
-    results = trio.run(ask, "python my_bot.py", runner)        # a server, the bot process, the run
-    # or, on a server you already run:  with registered(hub, runner): ... await runner.run()
+    results = trio.run(ask, "python my_bot.py", runner)  # arena.server.local: a server, the bot, the run
+    # or, on a server you already run:  with hub.admit(runner, runner.tokens): ... await runner.run()
 
 Constructor: `PositionRunner(variant, seat, positions, time_control=None, *, max_invalid=3,
 reconnect_grace_s=10.0, start_timeout_s=30.0, seat_names=None)`.
@@ -61,12 +61,8 @@ import enum
 import itertools
 import math
 import secrets
-import tempfile
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import grpc
 import structlog
@@ -78,18 +74,12 @@ from ..protocol import action_from_message, legal_messages, view_message
 from ..v1 import arena_pb2 as pb
 from .runner import INBOX_SIZE, MAX_BOT_MESSAGE_BYTES, Link, MatchState, TimeControl
 
-if TYPE_CHECKING:
-    from ..server.app import Hub
-
 __all__ = [
     "Answer",
     "Position",
     "PositionResult",
     "PositionRunner",
     "Probe",
-    "ask",
-    "launch_bot",
-    "registered",
 ]
 
 log = structlog.get_logger()
@@ -554,62 +544,3 @@ class PositionRunner:
         if result.outcome != "answered":
             result.think_ms = int((trio.current_time() - start) * 1000)
         return result
-
-
-# ---------------------------------------------------------------------- a server and a bot process
-
-
-@contextmanager
-def registered(hub: Hub, runner: PositionRunner) -> Iterator[PositionRunner]:
-    """Let `hub`'s servicer authenticate the runner's bot by its token, for the `with` block."""
-    for seat in runner.seats:
-        hub.tokens[seat.token] = (runner, seat.index)  # type: ignore[assignment]
-    try:
-        yield runner
-    finally:
-        for seat in runner.seats:
-            hub.tokens.pop(seat.token, None)
-
-
-async def launch_bot(
-    runner: PositionRunner,
-    command: str,
-    address: str,
-    log_path: Path | None = None,
-) -> int | None:
-    """Run the bot command for the runner's seat (with ARENA_ADDRESS and ARENA_TOKEN) until it exits.
-
-    Its output goes to `log_path` (else nowhere). When the process ends before the runner is done,
-    or cannot be started, the runner is told (`mark_crashed`). Cancelled, it terminates the
-    process. Returns the exit status (None when it could not start)."""
-    from ..play import launch_bot as launch
-
-    return await launch(runner, runner.seat, runner.token, command, address, log_path)
-
-
-async def ask(
-    command: str, runner: PositionRunner, *, host: str = "127.0.0.1", log_path: Path | None = None
-) -> list[PositionResult]:
-    """Start a server on a free port, launch the bot `command`, run `runner`; return its results.
-
-    The bot gets three seconds after `MatchEnd` to exit by itself before it is terminated."""
-    from ..server.app import serve
-
-    with tempfile.TemporaryDirectory(prefix="arena-positions-") as scratch:
-        async with trio.open_nursery() as nursery:
-            hub, port = await nursery.start(serve, host, 0, Path(scratch))
-            exited = trio.Event()
-
-            async def bot() -> None:
-                try:
-                    await launch_bot(runner, command, f"{host}:{port}", log_path)
-                finally:
-                    exited.set()
-
-            with registered(hub, runner):
-                nursery.start_soon(bot)
-                await runner.run()
-            with trio.move_on_after(3):
-                await exited.wait()
-            nursery.cancel_scope.cancel()
-    return runner.results

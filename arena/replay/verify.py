@@ -200,6 +200,15 @@ class Replay:
                 return deal
         raise KeyError(index)
 
+    def position(self, deal: int, step: int) -> tuple[DealState, Decision]:
+        """Deal `deal`'s state before decision `step`, and that recorded decision (needs `collect`)."""
+        assert self.variant is not None
+        log = self.deal(deal)
+        state = DealState(self.variant, log.dealer, log.deck, pots=log.pots, stakes=log.stakes)
+        for decision in log.decisions[:step]:
+            state.apply(decision.action)
+        return state, log.decisions[step]
+
     def summary(self) -> str:
         """What holds: e.g. ``deals 0–1 complete, deal 2 steps 0–16 (191 actions)``."""
         parts = []

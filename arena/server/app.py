@@ -1,22 +1,22 @@
 """The referee server: grpc.aio on its own thread, matches in trio.
 
-`Hub` (trio side) owns the matches and the seat tokens.  The servicers (aio side)
-only convert between streams and the hub: they authenticate a stream by its
-token, attach a `BotLink` to the seat, and pump messages across the bridge.
+`Hub` (arena/live.py, trio side) owns the matches and the seat tokens.  The servicers
+(aio side) only convert between streams and the hub: they authenticate a stream by its
+token, attach a `BotLink` to the seat, and pump messages across the bridge.  A service
+hosted beside the referee (the standing arena) plugs in through `HostedService`; the
+server knows it only by that interface.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import re
-import secrets
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import structlog
@@ -25,10 +25,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from ..engine import EngineError, find_variant
-from ..referee.runner import MatchConfig, MatchRunner, MatchState, TimeControl
-from ..standing.lobby import ArenaConfig, Lobby
-from ..standing.service import LobbyServicer, StandingAdmin
-from ..standing.store import Store
+from ..live import Hub
+from ..referee.runner import MatchConfig, MatchRunner, TimeControl
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 from .auth import OperatorCredential, bearer_token
@@ -48,77 +46,39 @@ SERVER_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
 ]
 DEFAULT_TIME_CONTROL = TimeControl()
-KEEP_FINISHED = 500
-"""Ended matches kept in memory for ListMatches; older ones are only on disk (their replays)."""
+
+Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class Hub:
-    """Every match of this server, on the trio thread."""
+class BotAdmin(Protocol):
+    """The admin calls about registered bots and standings, answered by a hosted service."""
 
-    def __init__(self, replay_dir: Path, nursery: trio.Nursery) -> None:
-        self.replay_dir = replay_dir
-        self.nursery = nursery
-        self.matches: dict[str, MatchRunner] = {}
-        # Read from the aio thread to authenticate streams; written only here.
-        self.tokens: dict[str, tuple[MatchRunner, int]] = {}
-        self.lobby: Lobby | None = None  # the standing arena, when the server has a store
-        self.keep_ended = KEEP_FINISHED
-        self._ended: collections.deque[str] = collections.deque()
+    async def RegisterBot(
+        self, request: pb.RegisterBotRequest, context: Context
+    ) -> pb.RegisterBotResponse: ...
 
-    def create_match(self, config: MatchConfig, tokens: Mapping[int, str] | None = None) -> MatchRunner:
-        """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's)."""
-        match_id = secrets.token_hex(8)
-        runner = MatchRunner(match_id, config, self.replay_dir)
-        for seat_index, token in (tokens or {}).items():
-            if token in self.tokens:
-                raise ValueError(f"token of seat {seat_index} already speaks for another seat")
-            runner.seats[seat_index].token = token
-        self.matches[match_id] = runner
-        for seat in runner.seats:
-            self.tokens[seat.token] = (runner, seat.index)
-        self.nursery.start_soon(self._run, runner)
-        return runner
+    async def ListBots(self, request: pb.ListBotsRequest, context: Context) -> pb.ListBotsResponse: ...
 
-    async def _run(self, runner: MatchRunner) -> None:
-        try:
-            await runner.run()
-        except Exception:  # one match's failure never takes down the server or another match
-            runner.log.exception("match aborted")
-        finally:
-            for seat in runner.seats:
-                self.tokens.pop(seat.token, None)
-            # A standing server runs matches for days: forget the oldest ended ones.
-            self._ended.append(runner.match_id)
-            while len(self._ended) > self.keep_ended:
-                self.matches.pop(self._ended.popleft(), None)
+    async def RevokeBot(self, request: pb.BotNameRequest, context: Context) -> pb.BotInfo: ...
 
-    def list_matches(self) -> list[pb.MatchInfo]:
-        return [
-            pb.MatchInfo(
-                match_id=r.match_id,
-                variant=r.config.variant.name,
-                state=r.state.value,
-                seat_names=list(r.config.seat_names),
-                deals_done=r.match.turns_done,
-                deals=r.config.deals,
-                scores=r.match.scores,
-            )
-            for r in self.matches.values()
-        ]
+    async def ResumeBot(self, request: pb.BotNameRequest, context: Context) -> pb.BotInfo: ...
 
-    def replay_path(self, match_id: str) -> tuple[str, Path | None]:
-        runner = self.matches.get(match_id)
-        if runner is not None:
-            return runner.state.value, runner.replay_path
-        path = self.replay_dir / f"{match_id}.jsonl"
-        return ("finished", path) if path.exists() else ("unknown", None)
+    async def GetStandings(
+        self, request: pb.GetStandingsRequest, context: Context
+    ) -> pb.GetStandingsResponse: ...
 
-    def add_spectator(self, match_id: str, link: BotLink) -> bool:
-        runner = self.matches.get(match_id)
-        if runner is None or runner.state in (MatchState.FINISHED, MatchState.ABORTED):
-            return False
-        runner.spectators.append(link)
-        return True
+
+class HostedService(Protocol):
+    """A service that runs on the server's live matches: the standing arena (arena/standing).
+
+    `start` runs on the trio side before the port opens; `servicers` on the aio thread, once,
+    with the server's bridge."""
+
+    async def start(self, hub: Hub, nursery: trio.Nursery) -> None: ...
+
+    def servicers(self, bridge: Bridge) -> tuple[pb_grpc.LobbyServiceServicer, BotAdmin]: ...
+
+    def describe(self) -> str: ...
 
 
 def config_from_request(request: pb.CreateMatchRequest) -> MatchConfig:
@@ -185,15 +145,37 @@ class BotServicer(pb_grpc.BotServiceServicer):
             self.bridge.to_trio(runner.detach, seat, link)
 
 
-class AdminServicer(StandingAdmin, pb_grpc.AdminServiceServicer):
-    """Matches, replays and spectators; bots and standings (`StandingAdmin`).
+class AdminServicer(pb_grpc.AdminServiceServicer):
+    """Matches, replays and spectators; the calls about bots go to the hosted service's `BotAdmin`.
     The operator credential is checked before any of these runs (`OperatorCredential`)."""
 
-    def __init__(self, hub: Hub, bridge: Bridge, store: Store | None) -> None:
+    def __init__(self, hub: Hub, bridge: Bridge, bots: BotAdmin | None) -> None:
         self.hub = hub
         self.bridge = bridge
-        self.store = store
-        self.lobby = hub.lobby
+        self.bots = bots
+
+    async def _bots(self, context: Context) -> BotAdmin:
+        if self.bots is None:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "this server has no arena store")
+        assert self.bots is not None
+        return self.bots
+
+    async def RegisterBot(self, request: pb.RegisterBotRequest, context: Context) -> pb.RegisterBotResponse:
+        return await (await self._bots(context)).RegisterBot(request, context)
+
+    async def ListBots(self, request: pb.ListBotsRequest, context: Context) -> pb.ListBotsResponse:
+        return await (await self._bots(context)).ListBots(request, context)
+
+    async def RevokeBot(self, request: pb.BotNameRequest, context: Context) -> pb.BotInfo:
+        return await (await self._bots(context)).RevokeBot(request, context)
+
+    async def ResumeBot(self, request: pb.BotNameRequest, context: Context) -> pb.BotInfo:
+        return await (await self._bots(context)).ResumeBot(request, context)
+
+    async def GetStandings(
+        self, request: pb.GetStandingsRequest, context: Context
+    ) -> pb.GetStandingsResponse:
+        return await (await self._bots(context)).GetStandings(request, context)
 
     async def CreateMatch(
         self, request: pb.CreateMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -237,6 +219,11 @@ class AdminServicer(StandingAdmin, pb_grpc.AdminServiceServicer):
             yield item
 
 
+class NoLobby(pb_grpc.LobbyServiceServicer):
+    async def Join(self, request: pb.LobbyJoin, context: Context) -> None:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this server runs no standing arena")
+
+
 @dataclass
 class AioServerThread:
     """grpc.aio server on its own thread and asyncio loop (see GRPC-TRIO design notes in docs)."""
@@ -245,7 +232,7 @@ class AioServerThread:
     trio_token: trio.lowlevel.TrioToken
     host: str
     port: int
-    store: Store | None = None
+    service: HostedService | None = None
     operator_token: str | None = None
     port_bound: int = 0
 
@@ -287,9 +274,9 @@ class AioServerThread:
             interceptors=[OperatorCredential(self.operator_token)],
         )
         add_bot_service(BotServicer(self.hub, bridge), server)  # requests come encoded
-        admin = AdminServicer(self.hub, bridge, self.store)
+        lobby, bots = self.service.servicers(bridge) if self.service else (NoLobby(), None)
+        admin = AdminServicer(self.hub, bridge, bots)
         pb_grpc.add_AdminServiceServicer_to_server(admin, server)  # type: ignore[no-untyped-call]
-        lobby = LobbyServicer(self.hub.lobby, self.store, bridge)
         pb_grpc.add_LobbyServiceServicer_to_server(lobby, server)  # type: ignore[no-untyped-call]
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -318,32 +305,27 @@ async def serve(
     port: int,
     replay_dir: Path,
     *,
-    store: Store | None = None,
-    arena: ArenaConfig | None = None,
+    service: HostedService | None = None,
     operator_token: str | None = None,
     task_status: trio.TaskStatus[tuple[Hub, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run the server until cancelled; `task_status.started((hub, port))` once it listens.
 
-    With a `store` it also runs the standing arena (lobby, matchmaking, standings); the
-    admin service answers only calls that carry `operator_token`.
+    With a `service` (the standing arena) it also answers the lobby and the admin calls about
+    bots; the admin service answers only calls that carry `operator_token`.
     """
     async with trio.open_nursery() as nursery:
         hub = Hub(replay_dir, nursery)
-        if store is not None:
-            aborted = await trio.to_thread.run_sync(store.abort_unfinished)
-            if aborted:
-                log.warning("matches cut off by the last stop recorded as aborted", matches=aborted)
-            hub.lobby = Lobby(hub, store, arena or ArenaConfig(), nursery)
-            nursery.start_soon(hub.lobby.run)
-        aio = AioServerThread(hub, trio.lowlevel.current_trio_token(), host, port, store, operator_token)
+        if service is not None:
+            await service.start(hub, nursery)
+        aio = AioServerThread(hub, trio.lowlevel.current_trio_token(), host, port, service, operator_token)
         bound = await trio.to_thread.run_sync(aio.start)
         log.info(
             "server listening",
             host=host,
             port=bound,
             replay_dir=str(replay_dir),
-            store=store.describe() if store else None,
+            store=service.describe() if service else None,
         )
         try:
             task_status.started((hub, bound))

@@ -3,8 +3,8 @@
 Registered bots wait in the lobby on one or more streams; every tick the lobby forms
 tables (`matchmaking.form_tables`) and starts each match through the hub's referee,
 exactly like an admin-created match.  When a match ends, its replay is summarised,
-the ratings are updated with the ladder's OpenSkill code, and everything is written
-to the store in one transaction.  The store is touched only from worker threads.
+the ratings are updated with the OpenSkill code the ladder uses too (`arena.ratings`),
+and everything is written to the store in one transaction.  The store is touched only from worker threads.
 """
 
 from __future__ import annotations
@@ -16,23 +16,21 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 import structlog
 import trio
 
 from ..engine import VARIANT_NAMES, Variant, find_variant
-from ..ladder.stats import Ratings
-from ..ladder.store import read_replay
+from ..live import Hub
+from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner, MatchState, TimeControl
+from ..replay.summary import read_results
+from ..server.bridge import BotLink, Close
 from ..v1 import arena_pb2 as pb
 from .matchmaking import Candidate, form_tables, pair_key
 from .store import BotRecord, MatchResult, Pause, SeatResult, Store, now_ms
-
-if TYPE_CHECKING:
-    from ..server.app import Hub
-    from .service import LobbyLink
 
 log = structlog.get_logger()
 
@@ -101,6 +99,21 @@ class Refusal:
     code: grpc.StatusCode
     details: str
     retry_after_ms: int = 0
+
+
+@dataclass(frozen=True)
+class CloseWithRetry(Close):
+    retry_after_ms: int = 0
+
+
+class LobbyLink(BotLink):
+    """A lobby stream as trio sees it; it can also end with a retry hint."""
+
+    def close_with_retry(self, code: grpc.StatusCode, details: str, retry_after_ms: int) -> None:
+        """From trio: end the stream with `code` and a retry hint."""
+        if self.open:
+            self.open = False
+            self.bridge.to_aio(self.outbox.put_nowait, CloseWithRetry(code, details, retry_after_ms))
 
 
 @dataclass
@@ -360,7 +373,7 @@ class Lobby:
         assert runner.replay_path is not None
         variant = runner.config.variant.name
         bots = arena_match.bots
-        deals, faults, decisions = read_replay(runner.replay_path, len(bots))
+        deals, faults, decisions = read_results(runner.replay_path, len(bots))
         ratings = Ratings(bots, self.store.ratings(variant, bots))
         ratings.update(bots, deals, runner.forfeited)
         seats = []
@@ -411,7 +424,7 @@ class Lobby:
             for seat, bot in enumerate(arena_match.bots):
                 if bot == name:
                     # The seat token dies with the bot token; the match's fault policy plays the seat.
-                    self.hub.tokens.pop(runner.seats[seat].token, None)
+                    self.hub.revoke_seat(runner.seats[seat].token)
                     link = runner.seats[seat].link
                     if link is not None:
                         link.close(grpc.StatusCode.UNAUTHENTICATED, "the bot token was revoked")

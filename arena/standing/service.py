@@ -1,39 +1,55 @@
-"""The standing arena's gRPC side (grpc-io thread): lobby streams and the admin calls for bots.
+"""The standing arena as a service of the server: lobby streams and the admin calls for bots.
 
-Store calls run in the loop's default executor (the store is thread-safe); live state is
-the trio-side `Lobby`'s, reached through the bridge.
+`StandingArena` is what `arena serve` hands the server (`server.app.HostedService`): on the
+trio side it starts the `Lobby`; on the grpc-io thread it gives the lobby's servicer and the
+bot admin calls. Store calls run in the loop's default executor (the store is thread-safe);
+live state is the trio-side `Lobby`'s, reached through the bridge.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
+import structlog
+import trio
 
+from ..live import Hub
 from ..server.auth import bearer_token
-from ..server.bridge import BotLink, Bridge, Close
+from ..server.bridge import Bridge, Close
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
-from .lobby import Lobby, Refusal
+from .lobby import ArenaConfig, CloseWithRetry, Lobby, LobbyLink, Refusal
 from .store import BotRecord, Standing, Store, StoreError, UnknownBotError
+
+log = structlog.get_logger()
 
 RETRY_AFTER = "retry-after-ms"
 """Trailing metadata of a refusal that may be tried again: milliseconds to wait, as text."""
 
 
-@dataclass(frozen=True)
-class CloseWithRetry(Close):
-    retry_after_ms: int = 0
+class StandingArena:
+    """The standing arena hosted by a server (`serve(..., service=StandingArena(store, config))`)."""
 
+    def __init__(self, store: Store, config: ArenaConfig | None = None) -> None:
+        self.store = store
+        self.config = config or ArenaConfig()
+        self.lobby: Lobby | None = None
 
-class LobbyLink(BotLink):
-    def close_with_retry(self, code: grpc.StatusCode, details: str, retry_after_ms: int) -> None:
-        """From trio: end the stream with `code` and a retry hint."""
-        if self.open:
-            self.open = False
-            self.bridge.to_aio(self.outbox.put_nowait, CloseWithRetry(code, details, retry_after_ms))
+    async def start(self, hub: Hub, nursery: trio.Nursery) -> None:
+        aborted = await trio.to_thread.run_sync(self.store.abort_unfinished)
+        if aborted:
+            log.warning("matches cut off by the last stop recorded as aborted", matches=aborted)
+        self.lobby = Lobby(hub, self.store, self.config, nursery)
+        nursery.start_soon(self.lobby.run)
+
+    def servicers(self, bridge: Bridge) -> tuple[LobbyServicer, StandingAdmin]:
+        assert self.lobby is not None, "start() runs first"
+        return LobbyServicer(self.lobby, self.store, bridge), StandingAdmin(self.store, self.lobby, bridge)
+
+    def describe(self) -> str:
+        return self.store.describe()
 
 
 async def refuse(context: grpc.aio.ServicerContext[Any, Any], refusal: Refusal) -> None:
@@ -43,15 +59,12 @@ async def refuse(context: grpc.aio.ServicerContext[Any, Any], refusal: Refusal) 
 
 
 class LobbyServicer(pb_grpc.LobbyServiceServicer):
-    def __init__(self, lobby: Lobby | None, store: Store | None, bridge: Bridge) -> None:
+    def __init__(self, lobby: Lobby, store: Store, bridge: Bridge) -> None:
         self.lobby = lobby
         self.store = store
         self.bridge = bridge
 
     async def Join(self, request: pb.LobbyJoin, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if self.lobby is None or self.store is None:
-            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this server runs no standing arena")
-        assert self.lobby is not None and self.store is not None
         token = bearer_token(context.invocation_metadata())
         loop = asyncio.get_running_loop()
         bot: BotRecord | None = None
@@ -81,17 +94,12 @@ class LobbyServicer(pb_grpc.LobbyServiceServicer):
 
 
 class StandingAdmin:
-    """The admin calls about registered bots and standings, mixed into the AdminServicer."""
+    """The admin calls about registered bots and standings (`server.app.BotAdmin`)."""
 
-    store: Store | None
-    lobby: Lobby | None
-    bridge: Bridge
-
-    async def _store(self, context: grpc.aio.ServicerContext[Any, Any]) -> Store:
-        if self.store is None:
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "this server has no arena store")
-        assert self.store is not None
-        return self.store
+    def __init__(self, store: Store, lobby: Lobby, bridge: Bridge) -> None:
+        self.store = store
+        self.lobby = lobby
+        self.bridge = bridge
 
     async def _bot_call(self, context: grpc.aio.ServicerContext[Any, Any], fn: Any, *args: Any) -> Any:
         try:
@@ -102,9 +110,7 @@ class StandingAdmin:
             await context.abort(code, str(exc))
 
     async def _infos(self, bots: list[BotRecord]) -> list[pb.BotInfo]:
-        connected: set[str] = set()
-        if self.lobby is not None:
-            connected = await self.bridge.call_in_trio(self.lobby.connected_bots)
+        connected: set[str] = await self.bridge.call_in_trio(self.lobby.connected_bots)
         return [bot_info(bot, bot.name in connected) for bot in bots]
 
     async def _info(self, bot: BotRecord) -> pb.BotInfo:
@@ -114,42 +120,35 @@ class StandingAdmin:
     async def RegisterBot(
         self, request: pb.RegisterBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.RegisterBotResponse:
-        store = await self._store(context)
         variants = list(request.variants)
-        if self.lobby is not None:
-            unknown = [v for v in variants if v not in self.lobby.config.variants]
-            if unknown:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the arena runs no {unknown[0]!r}")
-        bot, token = await self._bot_call(context, store.register_bot, request.name, variants)
+        unknown = [v for v in variants if v not in self.lobby.config.variants]
+        if unknown:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the arena runs no {unknown[0]!r}")
+        bot, token = await self._bot_call(context, self.store.register_bot, request.name, variants)
         return pb.RegisterBotResponse(bot=await self._info(bot), token=token)
 
     async def ListBots(
         self, request: pb.ListBotsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListBotsResponse:
-        store = await self._store(context)
-        bots = await self._bot_call(context, store.bots)
+        bots = await self._bot_call(context, self.store.bots)
         return pb.ListBotsResponse(bots=await self._infos(bots))
 
     async def RevokeBot(
         self, request: pb.BotNameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.BotInfo:
-        store = await self._store(context)
-        bot = await self._bot_call(context, store.revoke_bot, request.name)
-        if self.lobby is not None:
-            await self.bridge.call_in_trio(self.lobby.revoke, bot.name)
+        bot = await self._bot_call(context, self.store.revoke_bot, request.name)
+        await self.bridge.call_in_trio(self.lobby.revoke, bot.name)
         return await self._info(bot)
 
     async def ResumeBot(
         self, request: pb.BotNameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.BotInfo:
-        store = await self._store(context)
-        return await self._info(await self._bot_call(context, store.resume_bot, request.name))
+        return await self._info(await self._bot_call(context, self.store.resume_bot, request.name))
 
     async def GetStandings(
         self, request: pb.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetStandingsResponse:
-        store = await self._store(context)
-        table = await self._bot_call(context, store.standings, request.variant, request.recent or 5)
+        table = await self._bot_call(context, self.store.standings, request.variant, request.recent or 5)
         return pb.GetStandingsResponse(standings=[standing_message(s) for s in table])
 
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from arena.engine import Card, DealState, Variant
+from ..engine import Card, DealState, Variant
 
 
 @dataclass(frozen=True, slots=True)

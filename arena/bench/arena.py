@@ -60,11 +60,11 @@ from typing import IO, Any
 
 import grpc
 
-from ..bench_server import process_cpu_s
 from ..engine import find_variant
+from ..standing.store import Store
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
-from .store import Store
+from .server import process_cpu_s
 
 SAMPLE_S = 0.5  # how often the server's memory is read
 DRAIN_S = 60.0  # after the window, how long the matches in flight may take to finish
@@ -308,7 +308,7 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def driver_main(spec_path: str) -> None:
-    """Entry point of a driver process: `python -m arena.standing.bench SPEC.json`."""
+    """Entry point of a driver process: `python -m arena.bench.arena SPEC.json`."""
     _raise_file_limit()
     spec = json.loads(Path(spec_path).read_text())
     stats = asyncio.run(_drive(spec))
@@ -603,7 +603,7 @@ def _bench(
                 driver_log = driver_logs[number].open("wb")
                 files.append(driver_log)
                 driver = subprocess.Popen(
-                    [sys.executable, "-m", "arena.standing.bench", str(spec_path)],
+                    [sys.executable, "-m", "arena.bench.arena", str(spec_path)],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=driver_log,

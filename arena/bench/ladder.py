@@ -26,11 +26,11 @@ from typing import Any
 
 import trio
 
-from ..bench_server import bench_server
 from ..engine import find_variant
+from ..ladder.config import BotSpec, LadderConfig
+from ..ladder.run import MatchPlayer, run_ladder
 from ..referee.runner import TimeControl
-from .config import BotSpec, LadderConfig
-from .run import MatchPlayer, run_ladder
+from .server import bench_server
 
 EXAMPLES = (
     ("heuristic", "arena_bot.heuristic_bot"),
@@ -38,9 +38,9 @@ EXAMPLES = (
     ("random-2", "arena_bot.random_bot"),
 )
 QUICK = (
-    ("quick", "arena.ladder.quick_bot"),
-    ("quick-2", "arena.ladder.quick_bot"),
-    ("quick-3", "arena.ladder.quick_bot"),
+    ("quick", "arena.bench.quick_bot"),
+    ("quick-2", "arena.bench.quick_bot"),
+    ("quick-3", "arena.bench.quick_bot"),
 )
 WARM_UP_S = 2.0
 

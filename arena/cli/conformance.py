@@ -11,12 +11,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..conformance import DEFAULT_PER_DECISION_MS
 from ..engine import VARIANT_NAMES
 
-DEFAULT_PER_DECISION_MS = 5_000
 
-
-def register(commands: Any, bench_targets: Any) -> None:
+def register(commands: Any) -> None:
     parser = commands.add_parser(
         "conformance",
         help="check a bot against scripted positions over the real protocol",
@@ -55,10 +54,10 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     # The server's modules load only when the command runs, so other `arena` commands start fast.
     import trio
 
+    from ..conformance.cases import cases_for
+    from ..conformance.kit import run_cases, table
     from ..logs import configure
     from ..referee.runner import TimeControl
-    from .cases import cases_for
-    from .kit import run_cases, table
 
     parser: argparse.ArgumentParser = args.parser
     unknown = [v for v in args.variant if v not in VARIANT_NAMES]
@@ -73,7 +72,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     try:
         cases = cases_for(variants)
     except LookupError as exc:  # a spec no deal reaches: the kit itself needs fixing for this engine
-        from ..cli import CliError
+        from .common import CliError
 
         raise CliError(f"cannot build the cases: {exc}") from None
     keep = args.log_dir is not None

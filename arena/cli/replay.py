@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .verify import Replay, ReplayReadError, verify_replay
+from ..replay.verify import Replay, ReplayReadError, verify_replay
+from .common import cores, positive_int
 
 
-def register(commands: Any, bench_targets: Any) -> None:
+def register(commands: Any) -> None:
     replay = commands.add_parser(
         "replay",
         help="verify, show, draw or re-ask a match's replay log",
@@ -41,10 +41,10 @@ def register(commands: Any, bench_targets: Any) -> None:
     verify.add_argument("--stats", action="store_true", help="also print the actions verified per second")
     verify.add_argument(
         "--jobs",
-        type=_positive,
-        default=_cores(),
+        type=positive_int,
+        default=cores(),
         metavar="N",
-        help=f"files checked at once, one process each (default: the cores here, {_cores()})",
+        help=f"files checked at once, one process each (default: the cores here, {cores()})",
     )
     verify.set_defaults(run=_cmd_verify, parser=verify)
 
@@ -78,26 +78,6 @@ def register(commands: Any, bench_targets: Any) -> None:
     page.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.html")
     page.set_defaults(run=_cmd_html, parser=page)
 
-    bench = bench_targets.add_parser(
-        "replay",
-        help="`arena replay verify` against `arena bench engine`, in actions per second",
-        description="Verify replay logs in a loop and play random deals through the engine for as long, "
-        "in alternating slices, and print both rates in actions per second.",
-    )
-    bench.add_argument(
-        "files",
-        type=Path,
-        nargs="*",
-        metavar="FILE",
-        help="replay logs (default: the samples in replays/samples)",
-    )
-    bench.add_argument("--seconds", type=_seconds, default=3.0, metavar="S", help="per side (default 3)")
-    bench.add_argument(
-        "--jobs", type=_positive, default=_cores(), metavar="N", help="processes for the all-cores rate"
-    )
-    bench.add_argument("--json", action="store_true")
-    bench.set_defaults(run=_cmd_bench, parser=bench)
-
     ask = tools.add_parser(
         "ask",
         help="ask a bot again about a recorded decision",
@@ -124,27 +104,6 @@ def _index(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a number of 0 or more, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _index(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < 3600:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
     return value
 
 
@@ -180,6 +139,7 @@ def check_position(
         for log in replay.deals:
             if (deal is None or log.index == deal) and step > len(log.decisions):
                 parser.error(f"--from {step}: deal {log.index} has decisions 0–{len(log.decisions) - 1}")
+
 
 
 # --------------------------------------------------------------------------- verify
@@ -280,7 +240,7 @@ def _verify_json(path: Path, replay: Replay, seconds: float, rate: float) -> dic
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from .show import render
+    from ..replay.show import render
 
     replay = load(args, args.file)
     if replay is None:
@@ -295,7 +255,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from .html import render_html
+    from ..replay.html import render_html
 
     replay = load(args, args.file)
     if replay is None:
@@ -322,8 +282,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     import logging
     import shlex
 
+    from ..conformance.ask import ask_bot, describe
     from ..logs import configure
-    from .ask import ask_bot, describe
 
     configure(logging.WARNING)  # the answer is the output; the server's own lines would bury it
 
@@ -354,54 +314,3 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         _fail(args, f"the bot gave no legal answer ({asked.outcome}: {asked.detail}){output}")
         return 1
     return 0
-
-
-# --------------------------------------------------------------------------- bench
-
-
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import bench_replay
-
-    files = args.files or sorted(SAMPLES.glob("*.jsonl"))
-    if not files:
-        args.parser.error(f"no replay logs given and none in {SAMPLES}")
-    try:
-        measured = bench_replay(files, args.seconds, args.jobs)
-    except (ReplayReadError, ValueError) as exc:
-        print(f"arena bench replay: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(measured, ensure_ascii=False))
-        return 0
-    print(f"replay bench: {len(files)} replay logs, {args.seconds:g} s per side, alternating")
-    print(f"{'variant':<36}{'actions':>9}{'verify/s':>12}{'engine/s':>12}{'ratio':>8}")
-    for row in measured["variants"]:
-        options = " ".join(f"{k}={v}" for k, v in row["options"].items() if v != _default(row["variant"], k))
-        label = f"{row['variant']} {options}".strip()
-        print(
-            f"{label:<36}{row['actions']:>9}{row['verify_actions_per_s']:>12,.0f}"
-            f"{row['engine_actions_per_s']:>12,.0f}{row['ratio']:>8.2f}"
-        )
-    total = measured["total"]
-    print(
-        f"{'all, one core each':<36}{total['actions']:>9}{total['verify_actions_per_s']:>12,.0f}"
-        f"{total['engine_actions_per_s']:>12,.0f}{total['ratio']:>8.2f}"
-    )
-    many = measured["processes"]
-    if many["jobs"] > 1:
-        print(
-            f"{'all, verify in ' + str(many['jobs']) + ' processes':<36}{total['actions']:>9}"
-            f"{many['verify_actions_per_s']:>12,.0f}{total['engine_actions_per_s']:>12,.0f}"
-            f"{many['ratio_to_engine_one_core']:>8.2f}"
-        )
-    return 0
-
-
-def _default(variant: str, option: str) -> str | None:
-    from ..engine import OPTIONS
-
-    spec = OPTIONS.get(variant, {}).get(option)
-    return spec.choices[0] if spec is not None else None
-
-
-SAMPLES = Path(__file__).resolve().parent.parent.parent / "replays" / "samples"

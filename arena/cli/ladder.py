@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cli import CliError, _option, _positive_int, _seconds
+from .common import CliError, option, positive_int
 
 # The ladder's modules are imported by its commands only: `arena` starts for every command,
 # and grpc and trio take a while to import.
@@ -39,7 +39,7 @@ def _effect(text: str) -> float:
     return value
 
 
-def register(commands: Any, bench_targets: Any) -> None:
+def register(commands: Any) -> None:
     ladder = commands.add_parser(
         "ladder",
         help="offline ladders: many matches, duplicate seating, ratings, standings",
@@ -56,9 +56,9 @@ def register(commands: Any, bench_targets: Any) -> None:
     run.add_argument("ladder", type=Path, metavar="LADDER.toml")
     run.add_argument("--db", type=Path, metavar="DB", help="database (default: the ladder file's `database`)")
     run.add_argument(
-        "--concurrency", type=_positive_int, metavar="K", help="matches at once (overrides the file)"
+        "--concurrency", type=positive_int, metavar="K", help="matches at once (overrides the file)"
     )
-    run.add_argument("--max-matches", type=_positive_int, metavar="N", help="stop after N more matches")
+    run.add_argument("--max-matches", type=positive_int, metavar="N", help="stop after N more matches")
     run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     run.add_argument("--verbose", action="store_true", help="also the referee's log lines")
     run.add_argument("--json", action="store_true", help="print the final standings as JSON")
@@ -95,10 +95,10 @@ def register(commands: Any, bench_targets: Any) -> None:
     ab.add_argument("b", metavar="B")
     ab.add_argument("--against", nargs="+", required=True, metavar="X", help="the opponents (seats − 1)")
     ab.add_argument("--variant", default="grosstarock", metavar="V")
-    ab.add_argument("--option", action="append", type=_option, default=[], metavar="KEY=VALUE")
-    ab.add_argument("--deals", type=_positive_int, metavar="N", help="deals per match (default: seats)")
+    ab.add_argument("--option", action="append", type=option, default=[], metavar="KEY=VALUE")
+    ab.add_argument("--deals", type=positive_int, metavar="N", help="deals per match (default: seats)")
     ab.add_argument("--seed", type=int, default=0, metavar="S")
-    ab.add_argument("--concurrency", type=_positive_int, default=2, metavar="K")
+    ab.add_argument("--concurrency", type=positive_int, default=2, metavar="K")
     ab.add_argument(
         "--alpha", type=_probability, default=0.05, help="P(deciding A when B is stronger by the effect)"
     )
@@ -113,10 +113,10 @@ def register(commands: Any, bench_targets: Any) -> None:
         help="the difference to detect, in standard deviations of a deal's score difference",
     )
     ab.add_argument(
-        "--min-deals", type=_positive_int, default=8, metavar="N", help="no decision before N deals"
+        "--min-deals", type=positive_int, default=8, metavar="N", help="no decision before N deals"
     )
-    ab.add_argument("--max-deal-sets", type=_positive_int, default=100, metavar="N")
-    ab.add_argument("--per-decision-ms", type=_positive_int, default=5_000, metavar="MS")
+    ab.add_argument("--max-deal-sets", type=positive_int, default=100, metavar="N")
+    ab.add_argument("--per-decision-ms", type=positive_int, default=5_000, metavar="MS")
     ab.add_argument("--bank-ms", type=int, default=30_000, metavar="MS")
     ab.add_argument(
         "--replay-dir", type=Path, metavar="DIR", help="keep the replays here (default: discarded)"
@@ -125,28 +125,6 @@ def register(commands: Any, bench_targets: Any) -> None:
     ab.add_argument("--json", action="store_true")
     ab.set_defaults(run=_cmd_ab, parser=ab)
 
-    bench = bench_targets.add_parser(
-        "ladder",
-        help="ladder throughput with the example bots, against `arena bench server`",
-        description="Matches per minute of a ladder of three example bots (heuristic, random, random-2), "
-        "and ladders' decisions per second in the steady state against `arena bench server` at the same "
-        "concurrency (with the example bots, and with bots as quick as the server bench's).",
-    )
-    bench.add_argument("--concurrency", type=_positive_int, default=4, metavar="K")
-    bench.add_argument("--deal-sets", type=_positive_int, default=2, metavar="N")
-    bench.add_argument("--deals", type=_positive_int, default=3, metavar="N", help="deals per match")
-    bench.add_argument(
-        "--long-deals",
-        type=_positive_int,
-        default=30,
-        metavar="N",
-        help="deals per match in the steady state",
-    )
-    bench.add_argument(
-        "--seconds", type=_seconds, default=5.0, metavar="S", help="of each steady-state window"
-    )
-    bench.add_argument("--json", action="store_true")
-    bench.set_defaults(run=_cmd_bench_ladder, parser=bench)
 
 
 # --------------------------------------------------------------------------- run
@@ -155,10 +133,10 @@ def register(commands: Any, bench_targets: Any) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     import trio
 
-    from .config import LadderFileError, load_ladder
-    from .progress import BarStream, Progress, configure_logging
-    from .run import run_ladder
-    from .store import StoreError
+    from ..ladder.config import LadderFileError, load_ladder
+    from ..ladder.progress import BarStream, Progress, configure_logging
+    from ..ladder.run import run_ladder
+    from ..ladder.store import StoreError
 
     try:
         config = load_ladder(args.ladder)
@@ -203,8 +181,8 @@ def _cmd_standings(args: argparse.Namespace) -> int:
 
 
 def _print_standings(db: Path, as_json: bool, out: TextIO) -> None:
-    from .stats import standings
-    from .store import StoreError, connect
+    from ..ladder.stats import standings
+    from ..ladder.store import StoreError, connect
 
     try:
         conn = connect(db, readonly=True)
@@ -263,8 +241,8 @@ def format_standings(table: Any) -> str:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_report
-    from .store import StoreError, connect
+    from ..ladder.report import write_report
+    from ..ladder.store import StoreError, connect
 
     try:
         conn = connect(args.db, readonly=True)
@@ -287,8 +265,8 @@ def _cmd_ab(args: argparse.Namespace) -> int:
     import trio
 
     from ..engine import ConfigError, find_variant
-    from .ab import ABConfig, bot_from_text, run_ab
-    from .progress import BarStream, configure_logging
+    from ..ladder.ab import ABConfig, bot_from_text, run_ab
+    from ..ladder.progress import BarStream, configure_logging
 
     try:
         variant = find_variant(args.variant, dict(args.option))
@@ -328,22 +306,3 @@ def _cmd_ab(args: argparse.Namespace) -> int:
     else:
         print(result.summary())
     return 130 if result.interrupted else 0
-
-
-# --------------------------------------------------------------------------- bench
-
-
-def _cmd_bench_ladder(args: argparse.Namespace) -> int:
-    import logging
-
-    from ..logs import configure
-    from .bench import bench_ladder
-
-    configure(logging.WARNING)  # the numbers are the output
-    measured = bench_ladder(args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds)
-    if args.json:
-        print(json.dumps(measured.to_dict()))
-    else:
-        for key, value in measured.to_dict().items():
-            print(f"{key:<32} {value}")
-    return 0

@@ -3,7 +3,7 @@
 The same bot as the driver of `arena bench server`, as a process of its own: `arena bench
 ladder` runs a ladder of these to measure what the ladder itself costs over the referee.
 
-    ARENA_ADDRESS=host:port ARENA_TOKEN=… python -m arena.ladder.quick_bot
+    ARENA_ADDRESS=host:port ARENA_TOKEN=… python -m arena.bench.quick_bot
 """
 
 from __future__ import annotations

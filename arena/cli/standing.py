@@ -10,13 +10,13 @@ import sys
 import time
 from typing import Any
 
-from ..cli import CliError, _positive_int
 from ..engine import VARIANT_NAMES
+from .common import CliError, positive_int, variant_list
 
 STORE_HELP = "the arena store: a SQLite file (default arena.db) or a postgresql:// URL"
 
 
-def register(commands: Any, bench_targets: Any) -> None:
+def register(commands: Any) -> None:
     bots = commands.add_parser(
         "bots",
         help="register, list, revoke or resume the standing arena's bots",
@@ -31,7 +31,7 @@ def register(commands: Any, bench_targets: Any) -> None:
     reg.add_argument("name", help="1-40 letters, digits, '-', '_' or '.'")
     reg.add_argument(
         "--variants",
-        type=_variant_list,
+        type=variant_list,
         default=(),
         metavar="V,V",
         help=f"variants it may play (default every variant of the arena): {', '.join(VARIANT_NAMES)}",
@@ -65,61 +65,18 @@ def register(commands: Any, bench_targets: Any) -> None:
     )
     standings.add_argument("--variant", choices=VARIANT_NAMES, help="one variant only")
     standings.add_argument(
-        "--recent", type=_positive_int, default=3, help="recent matches per bot (default 3)"
+        "--recent", type=positive_int, default=3, help="recent matches per bot (default 3)"
     )
     standings.add_argument("--json", action="store_true", help="one JSON document")
     standings.add_argument("--store", default="arena.db", metavar="PATH|URL", help=STORE_HELP)
     standings.set_defaults(run=_cmd_standings, parser=standings)
 
-    bench = bench_targets.add_parser(
-        "arena",
-        help="load test of the standing arena: many lobby bots playing at once on loopback",
-        description="Register N bots, start `arena serve`, connect every bot to the lobby and let them "
-        "play for S seconds: matches per minute, decisions per second, the decision round trip's "
-        "overhead, the server's memory, lost results and server errors (see docs/ARENA.md).",
-    )
-    bench.add_argument("--bots", type=_positive_int, default=200, metavar="N")
-    bench.add_argument("--seconds", type=_positive_int, default=60, metavar="S", help="measured window")
-    bench.add_argument("--drivers", type=_positive_int, default=4, metavar="K", help="bot processes")
-    bench.add_argument("--variants", type=_variant_list, default=("grosstarock",), metavar="V,V")
-    bench.add_argument("--deals", type=_positive_int, default=1, metavar="N", help="dealer turns per match")
-    bench.add_argument("--max-matches", type=_positive_int, default=1, metavar="N", help="at once per bot")
-    bench.add_argument("--json", action="store_true")
-    bench.set_defaults(run=_cmd_bench_arena, parser=bench)
-
-
-def _cmd_bench_arena(args: argparse.Namespace) -> int:
-    from .bench import bench_arena
-
-    try:
-        measured = bench_arena(
-            args.bots, args.seconds, args.drivers, args.variants, args.deals, args.max_matches
-        )
-    except (RuntimeError, ValueError) as exc:
-        raise CliError(str(exc)) from None
-    if args.json:
-        print(json.dumps(measured.to_dict()))
-    else:
-        print("decisions/s: answered by the bots in the window; round trip: think_ms of the replays")
-        for key, value in measured.to_dict().items():
-            print(f"{key:<26} {value}")
-    return 0
-
-
-def _variant_list(text: str) -> tuple[str, ...]:
-    names = tuple(v.strip() for v in text.split(",") if v.strip())
-    unknown = [v for v in names if v not in VARIANT_NAMES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown variant {unknown[0] if unknown else text!r}; known: {', '.join(VARIANT_NAMES)}"
-        )
-    return names
 
 
 def _open(args: argparse.Namespace, *, existing: bool = True) -> Any:
     from pathlib import Path
 
-    from .store import Store, StoreError
+    from ..standing.store import Store, StoreError
 
     url: str = args.store
     if existing and "://" not in url and not Path(url).is_file():
@@ -133,7 +90,7 @@ def _open(args: argparse.Namespace, *, existing: bool = True) -> Any:
 
 
 def _store_call(args: argparse.Namespace, method: str, *call_args: Any, existing: bool = True) -> Any:
-    from .store import StoreError
+    from ..standing.store import StoreError
 
     store = _open(args, existing=existing)
     try:

@@ -1,9 +1,9 @@
 """`arena replay ask`: put a bot back into a recorded position and compare its answer.
 
-The position is rebuilt by replaying the deal up to the decision; the bot process is launched
-as `arena play` launches bots and asked over the real protocol (a server on a free port, one
-`DecisionRequest` with the seat's `observation()`, the legal actions, and the time the seat had
-then, or no clock) by `arena.referee.position`.
+The position is rebuilt by replaying the deal up to the decision (`Replay.position`); the bot
+process is launched as `arena play` launches bots and asked over the real protocol (a server on
+a free port, one `DecisionRequest` with the seat's `observation()`, the legal actions, and the
+time the seat had then, or no clock) by a `PositionRunner`, as the conformance cases are.
 """
 
 from __future__ import annotations
@@ -14,9 +14,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..engine import DealState
-from .timeline import Clock, action_text, card_text, clocks, hand_text
-from .verify import Decision, Replay
+import trio
+
+from ..engine import Action, DealState, observation
+from ..referee.position import PositionRunner
+from ..referee.runner import TimeControl
+from ..replay.timeline import Clock, action_text, card_text, clocks, hand_text
+from ..replay.verify import Decision, Replay
+from ..server.local import ask
 
 
 @dataclass
@@ -64,27 +69,11 @@ class Asked:
         }
 
 
-def position(replay: Replay, deal: int, step: int) -> tuple[DealState, Decision]:
-    """The deal's state before decision `step`, and that recorded decision."""
-    variant = replay.variant
-    assert variant is not None
-    log = replay.deal(deal)
-    state = DealState(variant, log.dealer, log.deck, pots=log.pots, stakes=log.stakes)
-    for decision in log.decisions[:step]:
-        state.apply(decision.action)
-    return state, log.decisions[step]
-
-
 def ask_bot(replay: Replay, deal: int, step: int, command: str, clock: bool = True) -> Asked:
     """Ask the bot `command` about decision `step` of `deal`, over the real protocol."""
-    import trio
-
-    from ..referee.position import PositionRunner, ask
-    from ..referee.runner import TimeControl
-
     variant = replay.variant
     assert variant is not None
-    state, recorded = position(replay, deal, step)
+    state, recorded = replay.position(deal, step)
     seat = recorded.seat
     timing = clocks(replay)[deal, step] if clock else None
     per, _, increment = replay.time_control
@@ -113,8 +102,6 @@ def _wire_text(action: Any) -> str:
 
 def describe(replay: Replay, asked: Asked, command: str) -> list[str]:
     """The report of `arena replay ask`: the position as the seat saw it, then both answers."""
-    from ..engine import Action, observation
-
     view = observation(asked.state, asked.seat)
     lines = [
         f"deal {asked.deal}, decision {asked.step}: seat {asked.seat} to act ({view['phase']}"

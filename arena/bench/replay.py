@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..bench import bench_engine
 from ..engine import Match, Variant
-from .verify import read_replay_bytes, verify_bytes
+from ..replay.verify import read_replay_bytes, verify_bytes
+from .engine import bench_engine
 
 SLICE_S = 0.25
 

@@ -31,11 +31,11 @@ from typing import Any
 import grpc
 import trio
 
-from .engine import find_variant
-from .referee.runner import MatchConfig, MatchState, TimeControl
-from .server.app import serve
-from .v1 import arena_pb2 as pb
-from .v1 import arena_pb2_grpc as pb_grpc
+from ..engine import find_variant
+from ..referee.runner import MatchConfig, MatchState, TimeControl
+from ..server.app import serve
+from ..v1 import arena_pb2 as pb
+from ..v1 import arena_pb2_grpc as pb_grpc
 
 RAW_METHOD = "/bench.Raw/PingPong"
 
@@ -143,7 +143,7 @@ async def _driver(spec: dict[str, Any]) -> dict[str, int]:
 
 
 def driver_main(spec_path: str) -> None:
-    """Entry point of the driver process: `python -m arena.bench_server SPEC.json`."""
+    """Entry point of the driver process: `python -m arena.bench.server SPEC.json`."""
     spec = json.loads(Path(spec_path).read_text())
     stats = asyncio.run(_driver(spec))
     print(json.dumps(stats), flush=True)
@@ -199,7 +199,7 @@ def _run_driver(spec: dict[str, Any]) -> dict[str, int]:
         json.dump(spec, handle)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "arena.bench_server", handle.name],
+            [sys.executable, "-m", "arena.bench.server", handle.name],
             capture_output=True,
             text=True,
             check=True,
@@ -230,7 +230,7 @@ async def _bench(matches: int, seconds: float, idle_bots: int, variant_name: str
             tokens = [seat.token for runner in runners for seat in runner.seats]
             spec = {"mode": "play", "address": address, "tokens": tokens}
             driver = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "arena.bench_server", _write_spec(tmp, spec)], stdout=subprocess.PIPE
+                [sys.executable, "-m", "arena.bench.server", _write_spec(tmp, spec)], stdout=subprocess.PIPE
             )
             with trio.move_on_after(60):  # the driver starts, connects every bot, and play begins
                 while not all(r.state is MatchState.RUNNING for r in runners):
@@ -328,7 +328,7 @@ async def _idle_memory(bots: int, variant_name: str) -> float:
             baseline = rss_kib()
             spec = {"mode": "idle", "address": f"127.0.0.1:{port}", "tokens": tokens}
             driver = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "arena.bench_server", _write_spec(tmp, spec)],
+                [sys.executable, "-m", "arena.bench.server", _write_spec(tmp, spec)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )

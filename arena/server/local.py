@@ -1,4 +1,9 @@
-"""`arena play`: one match on this machine, end to end, with bots as separate processes."""
+"""Matches on this machine: the server on a free port and bots as separate processes.
+
+`play_matches` runs whole matches (`arena play`, ladders, the sample replays); `ask` puts one
+bot in front of a `PositionRunner` (the conformance kit, `arena replay ask`). `launch_bot` is
+how every bot process is started: with ARENA_ADDRESS and ARENA_TOKEN in its environment.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -13,12 +19,13 @@ from typing import Any, Protocol
 import structlog
 import trio
 
-from .referee.runner import MatchConfig, MatchRunner
-from .server.app import serve
+from ..referee.position import PositionResult, PositionRunner
+from ..referee.runner import MatchConfig, MatchRunner
+from .app import serve
 
 log = structlog.get_logger()
 
-SDK_PATH = Path(__file__).resolve().parent.parent / "clients" / "python"
+SDK_PATH = Path(__file__).resolve().parents[2] / "clients" / "python"
 EXAMPLE_BOTS = {
     "heuristic": f"{shlex.quote(sys.executable)} -m arena_bot.heuristic_bot",
     "random": f"{shlex.quote(sys.executable)} -m arena_bot.random_bot",
@@ -127,3 +134,29 @@ async def play_matches(
 
 async def play_match(config: MatchConfig, bots: list[str], replay_dir: Path) -> PlayResult:
     return (await play_matches([(config, bots)], replay_dir))[0]
+
+
+async def ask(
+    command: str, runner: PositionRunner, *, host: str = "127.0.0.1", log_path: Path | None = None
+) -> list[PositionResult]:
+    """Start a server on a free port, launch the bot `command`, run `runner`; return its results.
+
+    The bot gets three seconds after `MatchEnd` to exit by itself before it is terminated."""
+    with tempfile.TemporaryDirectory(prefix="arena-positions-") as scratch:
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, host, 0, Path(scratch))
+            exited = trio.Event()
+
+            async def bot() -> None:
+                try:
+                    await launch_bot(runner, runner.seat, runner.token, command, f"{host}:{port}", log_path)
+                finally:
+                    exited.set()
+
+            with hub.admit(runner, {runner.seat: runner.token}):
+                nursery.start_soon(bot)
+                await runner.run()
+            with trio.move_on_after(3):
+                await exited.wait()
+            nursery.cancel_scope.cancel()
+    return runner.results

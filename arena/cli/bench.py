@@ -1,0 +1,229 @@
+"""`arena bench ...`: every benchmark's command line. The experiments live in `arena.bench`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    CliError,
+    add_variant_arguments,
+    cores,
+    dump,
+    positive_int,
+    seconds,
+    variant_list,
+    variant_of,
+)
+
+
+def register(commands: Any) -> None:
+    bench = commands.add_parser("bench", help="measure throughput", description="Measure throughput.")
+    targets = bench.add_subparsers(dest="target", metavar="TARGET", required=True)
+    engine = targets.add_parser(
+        "engine",
+        help="random legal play through the engine API on one core",
+        description="Random legal play through the public engine API, in a tight loop on one core.",
+    )
+    add_variant_arguments(engine)
+    engine.add_argument("--seconds", required=True, type=seconds, metavar="S", help="how long to run")
+    engine.add_argument("--seed", type=int, default=0, metavar="S", help="seed of decks and play")
+    engine.add_argument("--json", action="store_true", help="print the measurement as JSON")
+    engine.set_defaults(run=_cmd_bench_engine, parser=engine)
+    server = targets.add_parser(
+        "server",
+        help="referee throughput against plain grpc.aio, and memory per idle bot",
+        description="K concurrent matches with trivial bots in another process over real gRPC, against "
+        "plain grpc.aio ping-pong with as many streams and the same message sizes; then the server's "
+        "resident memory per connected idle bot.",
+    )
+    server.add_argument("--matches", type=positive_int, default=16, metavar="K")
+    server.add_argument("--seconds", type=seconds, default=5.0, metavar="S")
+    server.add_argument("--idle-bots", type=int, default=1000, metavar="N", help="0 skips the memory test")
+    server.add_argument("--variant", default="grosstarock", metavar="V")
+    server.add_argument("--json", action="store_true")
+    server.set_defaults(run=_cmd_bench_server, parser=server)
+
+    bench = targets.add_parser(
+        "ladder",
+        help="ladder throughput with the example bots, against `arena bench server`",
+        description="Matches per minute of a ladder of three example bots (heuristic, random, random-2), "
+        "and ladders' decisions per second in the steady state against `arena bench server` at the same "
+        "concurrency (with the example bots, and with bots as quick as the server bench's).",
+    )
+    bench.add_argument("--concurrency", type=positive_int, default=4, metavar="K")
+    bench.add_argument("--deal-sets", type=positive_int, default=2, metavar="N")
+    bench.add_argument("--deals", type=positive_int, default=3, metavar="N", help="deals per match")
+    bench.add_argument(
+        "--long-deals",
+        type=positive_int,
+        default=30,
+        metavar="N",
+        help="deals per match in the steady state",
+    )
+    bench.add_argument(
+        "--seconds", type=seconds, default=5.0, metavar="S", help="of each steady-state window"
+    )
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_ladder, parser=bench)
+
+    bench = targets.add_parser(
+        "replay",
+        help="`arena replay verify` against `arena bench engine`, in actions per second",
+        description="Verify replay logs in a loop and play random deals through the engine for as long, "
+        "in alternating slices, and print both rates in actions per second.",
+    )
+    bench.add_argument(
+        "files",
+        type=Path,
+        nargs="*",
+        metavar="FILE",
+        help="replay logs (default: the samples in replays/samples)",
+    )
+    bench.add_argument("--seconds", type=_window, default=3.0, metavar="S", help="per side (default 3)")
+    bench.add_argument(
+        "--jobs", type=positive_int, default=cores(), metavar="N", help="processes for the all-cores rate"
+    )
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_replay, parser=bench)
+
+    bench = targets.add_parser(
+        "arena",
+        help="load test of the standing arena: many lobby bots playing at once on loopback",
+        description="Register N bots, start `arena serve`, connect every bot to the lobby and let them "
+        "play for S seconds: matches per minute, decisions per second, the decision round trip's "
+        "overhead, the server's memory, lost results and server errors (see docs/ARENA.md).",
+    )
+    bench.add_argument("--bots", type=positive_int, default=200, metavar="N")
+    bench.add_argument("--seconds", type=positive_int, default=60, metavar="S", help="measured window")
+    bench.add_argument("--drivers", type=positive_int, default=4, metavar="K", help="bot processes")
+    bench.add_argument("--variants", type=variant_list, default=("grosstarock",), metavar="V,V")
+    bench.add_argument("--deals", type=positive_int, default=1, metavar="N", help="dealer turns per match")
+    bench.add_argument("--max-matches", type=positive_int, default=1, metavar="N", help="at once per bot")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_arena, parser=bench)
+
+
+def _cmd_bench_engine(args: argparse.Namespace) -> int:
+    from ..bench.engine import bench_engine
+
+    variant = variant_of(args)
+    measured = bench_engine(variant, args.seconds, seed=args.seed)
+    if args.json:
+        print(dump(measured.to_dict()))
+    else:
+        options = ", ".join(f"{k}={v}" for k, v in measured.options.items())
+        print(f"engine bench: {measured.variant} ({options or 'no options'})")
+        print(f"deals          {measured.deals}")
+        print(f"actions        {measured.actions}")
+        print(f"seconds        {measured.seconds:.3f}")
+        print(f"actions_per_s  {measured.actions_per_s:.0f}")
+        print(f"deals_per_s    {measured.deals_per_s:.1f}")
+    return 0
+
+def _cmd_bench_server(args: argparse.Namespace) -> int:
+
+    from ..bench.server import bench_server
+    from ..logs import configure
+
+    configure(logging.WARNING)  # the numbers are the output
+    variant_of(args)
+    measured = bench_server(args.matches, args.seconds, args.idle_bots, args.variant)
+    if args.json:
+        print(dump(measured.to_dict()))
+    else:
+        for key, value in measured.to_dict().items():
+            print(f"{key:<22} {value}")
+    return 0
+
+
+def _cmd_bench_ladder(args: argparse.Namespace) -> int:
+
+    from ..bench.ladder import bench_ladder
+    from ..logs import configure
+
+    configure(logging.WARNING)  # the numbers are the output
+    measured = bench_ladder(args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds)
+    if args.json:
+        print(json.dumps(measured.to_dict()))
+    else:
+        for key, value in measured.to_dict().items():
+            print(f"{key:<32} {value}")
+    return 0
+
+
+def _cmd_bench_replay(args: argparse.Namespace) -> int:
+    from ..bench.replay import bench_replay
+    from ..replay.samples import SAMPLES_DIR
+    from ..replay.verify import ReplayReadError
+
+    files = args.files or sorted(SAMPLES_DIR.glob("*.jsonl"))
+    if not files:
+        args.parser.error(f"no replay logs given and none in {SAMPLES_DIR}")
+    try:
+        measured = bench_replay(files, args.seconds, args.jobs)
+    except (ReplayReadError, ValueError) as exc:
+        print(f"arena bench replay: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(measured, ensure_ascii=False))
+        return 0
+    print(f"replay bench: {len(files)} replay logs, {args.seconds:g} s per side, alternating")
+    print(f"{'variant':<36}{'actions':>9}{'verify/s':>12}{'engine/s':>12}{'ratio':>8}")
+    for row in measured["variants"]:
+        options = " ".join(f"{k}={v}" for k, v in row["options"].items() if v != _default(row["variant"], k))
+        label = f"{row['variant']} {options}".strip()
+        print(
+            f"{label:<36}{row['actions']:>9}{row['verify_actions_per_s']:>12,.0f}"
+            f"{row['engine_actions_per_s']:>12,.0f}{row['ratio']:>8.2f}"
+        )
+    total = measured["total"]
+    print(
+        f"{'all, one core each':<36}{total['actions']:>9}{total['verify_actions_per_s']:>12,.0f}"
+        f"{total['engine_actions_per_s']:>12,.0f}{total['ratio']:>8.2f}"
+    )
+    many = measured["processes"]
+    if many["jobs"] > 1:
+        print(
+            f"{'all, verify in ' + str(many['jobs']) + ' processes':<36}{total['actions']:>9}"
+            f"{many['verify_actions_per_s']:>12,.0f}{total['engine_actions_per_s']:>12,.0f}"
+            f"{many['ratio_to_engine_one_core']:>8.2f}"
+        )
+    return 0
+
+
+def _cmd_bench_arena(args: argparse.Namespace) -> int:
+    from ..bench.arena import bench_arena
+
+    try:
+        measured = bench_arena(
+            args.bots, args.seconds, args.drivers, args.variants, args.deals, args.max_matches
+        )
+    except (RuntimeError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        print(json.dumps(measured.to_dict()))
+    else:
+        print("decisions/s: answered by the bots in the window; round trip: think_ms of the replays")
+        for key, value in measured.to_dict().items():
+            print(f"{key:<26} {value}")
+    return 0
+
+
+def _default(variant: str, option: str) -> str | None:
+    from ..engine import OPTIONS
+
+    spec = OPTIONS.get(variant, {}).get(option)
+    return spec.choices[0] if spec is not None else None
+
+
+def _window(text: str) -> float:
+    value = seconds(text)
+    if not 0 < value < 3600:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
