@@ -10,21 +10,28 @@
 Registered bots of the standing arena join its lobby with `run_lobby` (or ``--bot-token`` on the
 command line of any bot that calls `main`) and play every match they are seated at.
 
-See README.md. `arena_bot.v1` holds the generated protocol modules (`arena_pb2`, `arena_pb2_grpc`).
+See README.md. The modules, each importing only those below it:
+
+* `arena_bot.random_bot`, `arena_bot.heuristic_bot`: the example bots;
+* `arena_bot.sdk`: `main`, the command-line entry (one seat, or the lobby with ``--bot-token``);
+* `arena_bot.lobby`: the standing arena's lobby client (`run_lobby`, `Lobby`);
+* `arena_bot.match`: the match client (`run_bot`, `Bot`, `BotError`, `MatchResult`, …);
+  `arena_bot.cards`: card helpers, without the server;
+* `arena_bot.v1`: the generated protocol modules (`arena_pb2`, `arena_pb2_grpc`).
 """
 
 from arena_bot.lobby import Lobby, LobbyError, LobbyResult, retry_after_ms, run_lobby
-from arena_bot.sdk import (
+from arena_bot.match import (
     PROTOCOL_VERSION,
     Bot,
     BotError,
     Decide,
     MatchResult,
     action_text,
-    main,
     make_action,
     run_bot,
 )
+from arena_bot.sdk import main
 from arena_bot.v1 import arena_pb2
 
 __version__ = "0.1.0"

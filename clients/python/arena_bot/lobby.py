@@ -9,8 +9,9 @@
 
 `run_lobby` opens ONE server stream, `LobbyService.Join`, authenticated with the bot token. The server
 answers `Welcome`, then sends a `Seated` each time it seats the bot at a table; for each the SDK plays
-the match with `run_bot` (the seat token in `Seated`) in a thread of its own, while staying in the
-lobby. Matches run concurrently, as many as the server assigns (at most `Welcome.max_matches`).
+the match with `run_bot` (`arena_bot.match`, with the seat token in `Seated`) in a thread of its own,
+while staying in the lobby. Matches run concurrently, as many as the server assigns (at most
+`Welcome.max_matches`).
 
 Refusals and broken streams:
 
@@ -41,7 +42,16 @@ from typing import Any, Literal
 
 import grpc
 
-from arena_bot.sdk import PROTOCOL_VERSION, RETRYABLE, Bot, BotError, Decide, MatchResult, _channel, run_bot
+from arena_bot.match import (
+    PROTOCOL_VERSION,
+    RETRYABLE,
+    Bot,
+    BotError,
+    Decide,
+    MatchResult,
+    open_channel,
+    run_bot,
+)
 from arena_bot.v1 import arena_pb2, arena_pb2_grpc
 
 __all__ = [
@@ -318,7 +328,7 @@ class Lobby:
     def _join_once(self) -> _Ended:
         ended = _Ended()
         opened = time.monotonic()
-        channel = _channel(self.address)
+        channel = open_channel(self.address)
         try:
             stub = arena_pb2_grpc.LobbyServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Join(self.join, metadata=self.metadata)
