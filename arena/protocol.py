@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from arena.engine import CARDS, Action, ActionError, DealState
-from arena.engine.state import BID, PLAY, Announcement, Declaration, Trick
+from arena.engine.deal import BID, PLAY, Announcement, Declaration, Trick
 from arena.engine.views import known_partner
 from arena.v1 import arena_pb2
 

@@ -3,11 +3,12 @@
 from .actions import Action
 from .cards import CARDS, Card
 from .combos import Combination
+from .deal import Trick
 from .errors import ActionError, CardError, ConfigError, EngineError, IllegalActionError
 from .match import Match, deck_for
 from .record import RecordError, deal_record, replay_record
-from .scoring import DealResult, Transfer
-from .state import DealState, Trick
+from .result import DealResult, Transfer
+from .state import DealState
 from .variants import OPTIONS, VARIANT_NAMES, Variant, find_variant
 from .views import observation
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from .cards import CARDS, Card
-from .scoring import DealResult, Transfer
+from .result import DealResult, Transfer
 from .state import DealState
 from .variants import Variant
 

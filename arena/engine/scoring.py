@@ -1,25 +1,24 @@
-"""The end of a deal as data: the Fool exchange, card points, and a ledger of transfers.
+"""Scoring the end of a deal: the Fool exchange, card points, and a ledger of transfers.
 
 Every payment is a `Transfer` between accounts (seats, and the Danish pots)
 tagged with the rule that causes it, so a deal's ledger always sums to zero
 (G-PAY-1, G-PAY-3) and every game point can be traced to a rule.  The one
 exception is `american` Trischaken with `trischaken_scoring = literal`, where
 each player pays his card points to the `PENALTY` account, which is nobody's.
+
+`score_deal` reads a deal through `DealFields` (deal.py), the data `DealState` is
+built on, and gives a `DealResult` (result.py); `DealState.result()` calls it, and
+this module never imports state.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cards import FOOL, HONOURS, KINGS, PAGAT, SUIT_OF, Card, is_counting
-
-if TYPE_CHECKING:
-    from .state import DealState
-
-Account = int | str  # a seat, a pot name ("king", "pagat"), or PENALTY
-PENALTY = "penalty"  # AM-TRI-6 literal: card points lost to nobody
+from .deal import DealFields
+from .result import PENALTY, Account, DealResult, Transfer
 
 
 def _p78_value(index: int) -> int:
@@ -36,41 +35,6 @@ P78_VALUE: tuple[int, ...] = tuple(_p78_value(i) for i in range(78))
 P001_VALUE: tuple[int, ...] = tuple(P78_VALUE[i] - 1 if is_counting(i) else 0 for i in range(78))
 # G-CP-4 (P91) in half points, so that counting stays in integers: 4.5 → 9, 3.5 → 7, … 0.5 → 1.
 P91_HALVES: tuple[int, ...] = tuple(2 * P78_VALUE[i] - 1 for i in range(78))
-
-
-@dataclass(frozen=True, slots=True)
-class Transfer:
-    source: Account
-    target: Account
-    amount: int
-    rule: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"from": self.source, "to": self.target, "amount": self.amount, "rule": self.rule}
-
-
-@dataclass(frozen=True)
-class DealResult:
-    card_points: list[int]
-    deltas: list[int]
-    pots: dict[str, int]
-    ledger: list[Transfer]
-    annulled: bool = False
-    tricks_won: list[int] = field(default_factory=list)
-    breakdown: dict[str, Any] | None = None  # `american`: the terms of AM-SC-5 or AM-TRI-6
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "card_points": list(self.card_points),
-            "deltas": list(self.deltas),
-            "pots": dict(self.pots),
-            "annulled": self.annulled,
-            "tricks_won": list(self.tricks_won),
-            "ledger": [t.to_dict() for t in self.ledger],
-        }
-        if self.breakdown is not None:
-            out["breakdown"] = self.breakdown
-        return out
 
 
 def p78_points(pile: Iterable[int]) -> int:
@@ -127,7 +91,7 @@ class Ledger:
         )
 
 
-def settle_fool(state: DealState) -> list[list[Card]]:
+def settle_fool(state: DealFields) -> list[list[Card]]:
     """G-TRICK-7: the final piles after the Fool exchange (DK-FOOL-5/6, G54-FOOL-5 included)."""
     piles = [list(p) for p in state.piles]
     piles[state.dealer].extend(state.skat)  # DUM-DISC-1, G54-DISC-1, DK-SKAT-1: the skat counts for him
@@ -147,7 +111,7 @@ def settle_fool(state: DealState) -> list[list[Card]]:
     return piles
 
 
-def score_deal(state: DealState) -> DealResult:
+def score_deal(state: DealFields) -> DealResult:
     v = state.variant
     ledger = Ledger(state.order)
     if v.pots is not None and state.stakes:
@@ -174,7 +138,7 @@ def score_deal(state: DealState) -> DealResult:
 
 
 def _result(
-    state: DealState, ledger: Ledger, points: list[int], breakdown: dict[str, Any] | None = None
+    state: DealFields, ledger: Ledger, points: list[int], breakdown: dict[str, Any] | None = None
 ) -> DealResult:
     deltas = [ledger.balance(s) for s in range(state.seats)]
     pots = {name: ledger.balance(name) for name in state.variant.pot_names}
@@ -183,12 +147,12 @@ def _result(
     )
 
 
-def _declarations(state: DealState, ledger: Ledger, rule: str) -> None:
+def _declarations(state: DealFields, ledger: Ledger, rule: str) -> None:
     for d in state.declarations:
         ledger.receive_from_each(d.seat, d.combination.value, rule)
 
 
-def _card_settlement(state: DealState, ledger: Ledger, points: list[int], rule: str) -> None:
+def _card_settlement(state: DealFields, ledger: Ledger, points: list[int], rule: str) -> None:
     """DUM-CARD-1: CP − 26; those below pay their shortfall, those above receive their excess."""
     diff = {s: points[s] - 26 for s in state.order}
     winners = [s for s in state.order if diff[s] > 0]
@@ -201,7 +165,7 @@ def _card_settlement(state: DealState, ledger: Ledger, points: list[int], rule: 
             ledger.pay(losers[0], s, diff[s], rule)
 
 
-def _card_played(state: DealState, predicate: Iterable[Card], last: bool) -> list[tuple[int, Card, bool]]:
+def _card_played(state: DealFields, predicate: Iterable[Card], last: bool) -> list[tuple[int, Card, bool]]:
     """(seat, card, won) for every card in `predicate` played to tricks 1…24 or to the last trick."""
     wanted = frozenset(predicate)
     final = state.variant.trick_count
@@ -226,7 +190,7 @@ def _window(table: dict[int, Any], trick: int) -> Any:
     raise AssertionError(f"no announcement window for trick {trick}")
 
 
-def _score_dummett(state: DealState, ledger: Ledger, points: list[int]) -> None:
+def _score_dummett(state: DealFields, ledger: Ledger, points: list[int]) -> None:
     _declarations(state, ledger, "DUM-DECL-2")
     won = state.tricks_won
     vole_maker = next((s for s in state.order if won[s] == state.variant.trick_count), None)
@@ -266,7 +230,7 @@ def _score_dummett(state: DealState, ledger: Ledger, points: list[int]) -> None:
         (ledger.receive_from_each if wins else ledger.pay_to_each)(seat, 10, "DUM-BON-4")
 
 
-def _score_german(state: DealState, ledger: Ledger, points: list[int]) -> None:
+def _score_german(state: DealFields, ledger: Ledger, points: list[int]) -> None:
     _declarations(state, ledger, "G54-DECL-1")
     _card_settlement(state, ledger, points, "G54-CARD-1")
     # G54-FOOL-5 (AMB-51): the Excuse's owner is who played it, or the dealer if it lies in the skat.
@@ -287,7 +251,7 @@ def _score_german(state: DealState, ledger: Ledger, points: list[int]) -> None:
             ledger.pay_to_each(seat, 10, "G54-BON-2")
 
 
-def _pot_stakes(state: DealState, ledger: Ledger) -> None:
+def _pot_stakes(state: DealFields, ledger: Ledger) -> None:
     """DK-POT-3 (AMB-09): refill empty pots; the dealer's stake of 5."""
     rules = state.variant.pots
     assert rules is not None
@@ -300,7 +264,7 @@ def _pot_stakes(state: DealState, ledger: Ledger) -> None:
             ledger.pay(state.dealer, pot, rules.dealer_stake, "DK-POT-3")
 
 
-def _score_danish(state: DealState, ledger: Ledger, points: list[int]) -> None:
+def _score_danish(state: DealFields, ledger: Ledger, points: list[int]) -> None:
     v = state.variant
     params = v.danish
     assert params is not None
@@ -375,7 +339,7 @@ def _give_exchange_card(piles: list[list[Card]], owner: int, creditor: int) -> N
     piles[creditor].append(card)
 
 
-def american_side_piles(state: DealState) -> tuple[list[list[Card]], int | None]:
+def american_side_piles(state: DealFields) -> tuple[list[list[Card]], int | None]:
     """The piles of the declarer side and the defenders at the end (AM-SC-6, AMB-54), and the slam side.
 
     The six cards in the talon's place join their side first, then the Excuse debts are settled
@@ -401,7 +365,7 @@ def american_side_piles(state: DealState) -> tuple[list[list[Card]], int | None]
     return piles, slam
 
 
-def _american_achievements(state: DealState, piles: list[list[Card]], slam: int | None) -> dict[str, int]:
+def _american_achievements(state: DealFields, piles: list[list[Card]], slam: int | None) -> dict[str, int]:
     """AM-BON-1: the side (0 declarer side, 1 defenders) that achieved each bonus; absent: nobody."""
     side = state.side
     out: dict[str, int] = {}
@@ -442,7 +406,7 @@ def _bonus_value(name: str, announced: bool, achieved: bool) -> int:
     return base if achieved else 0
 
 
-def _distribute(state: DealState, ledger: Ledger, amount: int, rule: str) -> None:
+def _distribute(state: DealFields, ledger: Ledger, amount: int, rule: str) -> None:
     """AM-SC-7 (AMB-29): each defender −amount; declarer and partner +amount, or a lone declarer +3·amount.
 
     With a partner the first defender in playing order pays the declarer, the second the partner.
@@ -454,7 +418,7 @@ def _distribute(state: DealState, ledger: Ledger, amount: int, rule: str) -> Non
         ledger.pay(seat, declarer if partner is None or k == 0 else partner, amount, rule)
 
 
-def _score_american(state: DealState, ledger: Ledger) -> DealResult:
+def _score_american(state: DealFields, ledger: Ledger) -> DealResult:
     if state.annulled:
         return _result(state, ledger, [0] * state.seats, {"petit_sec": state.petit_sec})  # AM-DEAL-2
     if state.trischaken:
@@ -504,7 +468,7 @@ def _score_american(state: DealState, ledger: Ledger) -> DealResult:
     return _result(state, ledger, [points[state.side[s]] for s in range(state.seats)], breakdown)
 
 
-def _score_trischaken(state: DealState, ledger: Ledger) -> DealResult:
+def _score_trischaken(state: DealFields, ledger: Ledger) -> DealResult:
     """AM-TRI-5/6 (AMB-28): own piles after the Excuse exchange; the talon counts for nobody."""
     piles = [list(p) for p in state.piles]
     for owner, creditor, _trick in state.fool_debts:

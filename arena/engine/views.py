@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .state import BID, CALL, DealState, Trick
+from .deal import BID, CALL, Trick
+from .state import DealState
 
 
 def _trick(trick: Trick) -> dict[str, Any]:
