@@ -19,7 +19,8 @@ from typing import Any, Protocol
 import structlog
 import trio
 
-from .referee.runner import Link, MatchConfig, MatchRunner, MatchState
+from .referee.runner import MatchConfig, MatchRunner, MatchState
+from .referee.seat import Link
 from .v1 import arena_pb2 as pb
 
 log = structlog.get_logger()

@@ -25,7 +25,7 @@ from test_server import ROOT, bot
 from arena.conformance.cases import build_cases
 from arena.engine import VARIANT_NAMES, DealState, Match, find_variant
 from arena.referee.position import Position, PositionRunner, Probe
-from arena.referee.runner import TimeControl
+from arena.referee.seat import TimeControl
 from arena.server.app import serve
 from arena.server.local import EXAMPLE_BOTS, ask
 from arena.v1 import arena_pb2 as pb

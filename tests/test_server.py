@@ -18,7 +18,9 @@ import trio.testing
 from support import cards_in
 
 from arena.engine import Action, Card, DealState, find_variant, replay_record
-from arena.referee.runner import ALARM, Inbox, InboxItem, LinkChange, MatchConfig, TimeControl, action_line
+from arena.referee.record import action_line
+from arena.referee.runner import MatchConfig
+from arena.referee.seat import ALARM, Inbox, InboxItem, LinkChange, TimeControl
 from arena.replay.log import ReplayWriter
 from arena.server.app import serve
 from arena.server.local import play_matches

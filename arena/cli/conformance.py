@@ -57,7 +57,7 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     from ..conformance.cases import cases_for
     from ..conformance.kit import run_cases, table
     from ..logs import configure
-    from ..referee.runner import TimeControl
+    from ..referee.seat import TimeControl
 
     parser: argparse.ArgumentParser = args.parser
     unknown = [v for v in args.variant if v not in VARIANT_NAMES]

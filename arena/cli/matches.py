@@ -108,7 +108,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     import trio
 
     from ..logs import configure
-    from ..referee.runner import MatchConfig, TimeControl
+    from ..referee.runner import MatchConfig
+    from ..referee.seat import TimeControl
     from ..server.local import default_bots, play_match
 
     variant = variant_of(args)

@@ -18,9 +18,9 @@ import trio
 
 from ..engine import Action, DealState, observation
 from ..referee.position import PositionRunner
-from ..referee.runner import TimeControl
+from ..referee.seat import TimeControl
+from ..replay.read import Decision, Replay
 from ..replay.timeline import Clock, action_text, card_text, clocks, hand_text
-from ..replay.verify import Decision, Replay
 from ..server.local import ask
 
 

@@ -12,322 +12,53 @@ legal in it) that random play meets and no spec covers, so a variant the kit doe
 (its bids, calls or talon exchange) is still asked about every decision kind it has. To cover a
 new variant's edge cases, add `Spec`s with an `applies` that picks it (e.g.
 ``lambda v: v.name == "american"``).
+
+`Case`, `Spec`, `Steer` and the deck builder are in `spec.py`; the `where` predicates in `where.py`.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from functools import cache
 
-from ..engine import CARDS, Action, Card, DealState, Variant, find_variant
-from ..engine.cards import FOOL, SUITS
+from ..engine import DealState, Variant, find_variant
 from ..referee.position import Position, Probe
+from .spec import Case, Spec, Steer, deck_for
+from .where import (
+    bid_over,
+    declarations_in_view,
+    declare_again,
+    discard_nth,
+    discard_tarok,
+    follow_designation,
+    follow_taroks,
+    fool_by_last_trick,
+    fool_demanded,
+    fool_forbidden,
+    fool_late,
+    fool_lead_designates,
+    fool_led,
+    fool_not_led,
+    fool_when_void,
+    free_card,
+    last_trick,
+    lead_trick,
+    must_beat,
+    must_follow,
+    must_trump,
+    only_pass,
+    phase_with,
+    redesignation,
+    seat_out,
+    second_to_play,
+)
 
 SEARCH_DEALS = 300
 """Deals tried per case before the kit gives up (a spec that is never met is a bug in the kit)."""
 SWEEP_DEALS = 40
 """Random deals in which the kit looks for decision kinds that no spec covers."""
 BIG_REQUEST_ID = 2**63 + 1  # above 2**53 (a double rounds it) and 2**63 (a signed int64 overflows)
-
-
-@dataclass(frozen=True)
-class Steer:
-    """How every seat plays until the position comes: uniformly random legal actions, except..."""
-
-    keep_fool: bool = False  # the Fool only when nothing else is legal
-    lead_fool: str | None = None  # lead the Fool whenever allowed ("" or the suit to designate)
-    demand: bool = False  # demand the Fool in the demand round (else pass)
-    declare: bool = False  # declare every combination (else random)
-    passes: frozenset[str] = frozenset()  # phases in which every seat passes (e.g. "bid": Trischaken)
-
-    def choose(self, state: DealState, rng: random.Random) -> Action:
-        legal = state.legal_actions()
-        by_type = {a.type for a in legal}
-        if (state.phase == "redeal" or state.phase in self.passes) and "pass" in by_type:
-            return next(a for a in legal if a.type == "pass")  # keep the deal going
-        if state.phase == "demand":
-            wanted = "demand" if self.demand and "demand" in by_type else "pass"
-            return next(a for a in legal if a.type == wanted)
-        if state.phase == "declare" and self.declare and "declare" in by_type:
-            return next(a for a in legal if a.type == "declare")
-        if state.phase == "play":
-            if self.lead_fool is not None and not state.trick:
-                leads = [a for a in legal if a.card == FOOL and (a.suit or "") == self.lead_fool]
-                leads = leads or [a for a in legal if a.card == FOOL and not self.lead_fool]
-                if leads:
-                    return leads[0]
-            if self.keep_fool:
-                legal = [a for a in legal if a.card != FOOL] or legal
-        return rng.choice(legal)
-
-
-Hands = Mapping[str, str] | Callable[[Variant], Mapping[str, str]]
-
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    title: str
-    where: Callable[[DealState], bool]
-    applies: Callable[[Variant], bool] = lambda v: True
-    hands: Hands = field(default_factory=dict)  # role (F, M, D) -> card codes, with X..Y runs
-    steer: Steer = Steer()
-    options: Mapping[str, str] = field(default_factory=dict)
-    probes: frozenset[Probe] = frozenset()
-    request_id: int | None = None
-    dealer: int = 0
-
-
-@dataclass(frozen=True)
-class Case:
-    variant: str
-    name: str
-    title: str
-    position: Position
-    options: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def state(self) -> DealState:
-        return self.position.state
-
-    @property
-    def seat(self) -> int:
-        seat = self.position.state.current_player
-        assert seat is not None
-        return seat
-
-
-# ---------------------------------------------------------------------- decks
-
-
-FACES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "C", "Q", "K")
-
-
-def cards(spec: str) -> list[Card]:
-    """Card codes separated by spaces; ``X..Y`` is a run within a suit or of taroks (S2..S10, T21..T4)."""
-    out: list[Card] = []
-    for token in spec.split():
-        if ".." not in token:
-            out.append(Card.parse(token))
-            continue
-        a, b = token.split("..")
-        if a[0] == "T":
-            lo, hi = int(a[1:]), int(b[1:])
-            step = 1 if lo <= hi else -1
-            out += [Card.parse(f"T{n}") for n in range(lo, hi + step, step)]
-        else:
-            i, j = FACES.index(a[1:]), FACES.index(b[1:])
-            step = 1 if i <= j else -1
-            out += [Card.parse(a[0] + FACES[k]) for k in range(i, j + step, step)]
-    return out
-
-
-def deck_for(variant: Variant, dealer: int, hands: Mapping[str, str], rng: random.Random) -> list[Card]:
-    """A deck that deals each role (F forehand, M middlehand, D dealer) at least its chosen cards;
-    the other cards shuffled by `rng`."""
-    # Dealt in canonical order, card i lands where deck position i goes: the hands of that deal
-    # are the deck positions of each seat, whatever the variant's way of dealing.
-    canonical = DealState(variant, dealer, list(CARDS))
-    seat_of = {"F": canonical.order[0], "M": canonical.order[1], "D": dealer}
-    deck: list[Card | None] = [None] * len(CARDS)
-    used: set[Card] = set()
-    for role, codes in hands.items():
-        chosen = cards(codes)
-        places = canonical.hands[seat_of[role]]
-        if len(chosen) > len(places) or used & set(chosen) or len(set(chosen)) != len(chosen):
-            raise ValueError(f"role {role}: cannot deal {codes}")
-        for place, card in zip(places, chosen, strict=False):
-            deck[place] = card
-        used.update(chosen)
-    rest = [c for c in CARDS if c not in used]
-    rng.shuffle(rest)
-    fill = iter(rest)
-    return [c if c is not None else next(fill) for c in deck]
-
-
-# ---------------------------------------------------------------------- predicates
-
-
-def _hand(s: DealState) -> list[Card]:
-    assert s.current_player is not None
-    return s.hands[s.current_player]
-
-
-def _legal_cards(s: DealState) -> set[Card]:
-    return {a.card for a in s.legal_actions() if a.card is not None}
-
-
-def _led_plain(s: DealState) -> bool:
-    return s.phase == "play" and bool(s.trick) and s.led is not None and s.led < 4
-
-
-def _led_cards(s: DealState) -> list[Card]:
-    return [c for c in _hand(s) if c < 56 and c // 14 == s.led]
-
-
-def _other_plain(s: DealState) -> list[Card]:
-    return [c for c in _hand(s) if c < 56 and c // 14 != s.led]
-
-
-def _taroks(s: DealState) -> list[Card]:
-    return [c for c in _hand(s) if c.is_tarok]
-
-
-def must_follow(s: DealState) -> bool:
-    return (
-        _led_plain(s) and bool(_led_cards(s)) and bool(_other_plain(s) or _taroks(s)) and not _designated(s)
-    )
-
-
-def must_trump(s: DealState) -> bool:
-    return _led_plain(s) and not _led_cards(s) and bool(_taroks(s)) and bool(_other_plain(s))
-
-
-def follow_taroks(s: DealState) -> bool:
-    return s.phase == "play" and bool(s.trick) and s.led == 4 and bool(_taroks(s)) and bool(_other_plain(s))
-
-
-def free_card(s: DealState) -> bool:
-    hand = _hand(s)
-    plain = [c for c in hand if c < 56]
-    return _led_plain(s) and not _led_cards(s) and not _taroks(s) and len(plain) >= 2
-
-
-def _designated(s: DealState) -> bool:
-    return bool(s.trick) and s.designation is not None
-
-
-def fool_led(s: DealState) -> bool:
-    """Second to play after a led Fool (the next card decides the suit, or the designation does)."""
-    return s.phase == "play" and len(s.trick) == 1 and s.trick[0][1] == FOOL
-
-
-def follow_designation(s: DealState) -> bool:
-    if not (fool_led(s) and s.designation in SUITS):
-        return False
-    designated = [c for c in _hand(s) if c < 56 and SUITS[c // 14] == s.designation]
-    return bool(designated) and len(designated) < len(_hand(s)) and not _redesignation(s)
-
-
-def _redesignation(s: DealState) -> bool:
-    legal = s.legal_actions()
-    return bool(legal) and all(a.type == "play" and a.suit is not None for a in legal)
-
-
-def redesignation(s: DealState) -> bool:
-    return fool_led(s) and _redesignation(s)
-
-
-def lead_with_fool(s: DealState) -> bool:
-    return s.phase == "play" and not s.trick and FOOL in _hand(s) and len(_hand(s)) > 1
-
-
-def fool_lead_designates(s: DealState) -> bool:
-    return lead_with_fool(s) and any(a.card == FOOL and a.suit for a in s.legal_actions())
-
-
-def fool_not_led(s: DealState) -> bool:
-    return lead_with_fool(s) and FOOL not in _legal_cards(s)
-
-
-def only_the_fool(s: DealState) -> bool:
-    return s.phase == "play" and bool(s.trick) and len(_hand(s)) > 1 and _legal_cards(s) == {FOOL}
-
-
-def fool_by_last_trick(s: DealState) -> bool:
-    return only_the_fool(s) and s.trick_no == s.variant.fool_last_trick
-
-
-def fool_when_void(s: DealState) -> bool:
-    last = s.variant.fool_last_trick
-    return only_the_fool(s) and (last is None or s.trick_no < last)
-
-
-def fool_late(s: DealState) -> bool:
-    return (
-        s.phase == "play"
-        and s.trick_no >= s.variant.trick_count - 2
-        and FOOL in _legal_cards(s)
-        and len(_legal_cards(s)) > 1
-    )
-
-
-def fool_forbidden(s: DealState) -> bool:
-    return (
-        s.phase == "play"
-        and s.trick_no == s.variant.fool_forbidden_trick
-        and FOOL in _hand(s)
-        and len(_hand(s)) > 1
-    )
-
-
-def fool_demanded(s: DealState) -> bool:
-    return (
-        s.fool_demanded
-        and s.phase == "play"
-        and s.trick_no == 23
-        and len(_hand(s)) > 1
-        and _legal_cards(s) == {FOOL}
-    )
-
-
-def phase_with(phase: str, *types: str) -> Callable[[DealState], bool]:
-    def where(s: DealState) -> bool:
-        return s.phase == phase and all(any(a.type == t for a in s.legal_actions()) for t in types)
-
-    return where
-
-
-def only_pass(phase: str) -> Callable[[DealState], bool]:
-    return lambda s: s.phase == phase and [a.type for a in s.legal_actions()] == ["pass"]
-
-
-def declare_again(s: DealState) -> bool:
-    seat = s.current_player
-    return phase_with("declare", "declare")(s) and any(d.seat == seat for d in s.declarations)
-
-
-def lead_trick(number: int) -> Callable[[DealState], bool]:
-    return lambda s: s.phase == "play" and not s.trick and s.trick_no == number
-
-
-def last_trick(s: DealState) -> bool:
-    return s.phase == "play" and s.trick_no == s.variant.trick_count and bool(s.trick)
-
-
-def declarations_in_view(s: DealState) -> bool:
-    return lead_trick(1)(s) and len(s.declarations) >= 2
-
-
-def discard_nth(n: int) -> Callable[[DealState], bool]:
-    return lambda s: s.phase == "discard" and len(s.skat) == n and len(s.legal_actions()) < len(_hand(s))
-
-
-def discard_tarok(s: DealState) -> bool:
-    return s.phase == "discard" and not s.skat and any(c.is_tarok for c in _legal_cards(s))
-
-
-def bid_over(s: DealState) -> bool:
-    return phase_with("bid", "bid", "pass")(s) and any(
-        r == "bid" and a != "pass" for r, _, a in s.round_answers
-    )
-
-
-def must_beat(s: DealState) -> bool:
-    """Led cards in hand that are not legal: only those that beat the trick are (Trischaken)."""
-    led = set(_led_cards(s)) if _led_plain(s) else set()
-    return bool(led - _legal_cards(s)) and bool(led & _legal_cards(s))
-
-
-def seat_out(s: DealState) -> bool:
-    return s.sitting_out is not None and must_follow(s)
-
-
-def second_to_play(s: DealState) -> bool:
-    return s.phase == "play" and len(s.trick) == 1 and s.trick_no >= 3 and s.trick[0][1] != FOOL
-
 
 # ---------------------------------------------------------------------- the specs
 

@@ -13,11 +13,11 @@ import trio
 from ..engine import find_variant
 from ..live import Hub
 from ..referee.position import PositionResult, PositionRunner, Probe
-from ..referee.runner import TimeControl
+from ..referee.seat import TimeControl
 from ..server.app import serve
 from ..server.local import launch_bot
 from . import DEFAULT_PER_DECISION_MS
-from .cases import Case
+from .spec import Case
 
 DEFAULT_TIME_CONTROL = TimeControl(per_decision_ms=DEFAULT_PER_DECISION_MS, bank_ms=0, increment_ms=0)
 

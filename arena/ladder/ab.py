@@ -27,7 +27,8 @@ import trio
 
 from ..engine import Variant
 from ..ratings import mean_ci
-from ..referee.runner import MatchConfig, TimeControl
+from ..referee.runner import MatchConfig
+from ..referee.seat import TimeControl
 from ..server.app import serve
 from ..server.local import EXAMPLE_BOTS
 from .config import BotSpec

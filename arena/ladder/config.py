@@ -28,10 +28,10 @@ from typing import Any
 
 from ..engine import ConfigError, Variant, find_variant
 from ..files import InputFileError, read_input_text
-from ..referee.runner import TimeControl
+from ..referee.seat import TimeControl
+from ..replay.log import FAULT_POLICIES
 
 SEATINGS = ("permutations", "rotations")
-FAULT_POLICIES = ("substitute", "forfeit")
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 MIN_TOKEN_LENGTH = 16
 

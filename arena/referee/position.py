@@ -72,7 +72,8 @@ from .. import __version__
 from ..engine import Action, ActionError, DealState, IllegalActionError, Variant, observation
 from ..protocol import action_from_message, legal_messages, view_message
 from ..v1 import arena_pb2 as pb
-from .runner import INBOX_SIZE, MAX_BOT_MESSAGE_BYTES, Link, MatchState, TimeControl
+from .runner import MatchState
+from .seat import INBOX_SIZE, MAX_BOT_MESSAGE_BYTES, Link, LinkChange, Reply, TimeControl
 
 __all__ = [
     "Answer",
@@ -152,17 +153,6 @@ class BotSeat:
     bot_name: str = ""
     crashed: str = ""  # why the bot is known to be gone for good
     disconnected_at: float | None = None  # trio time; None while connected or before the first Hello
-
-
-@dataclass(frozen=True)
-class _Reply:
-    request_id: int
-    action: pb.Action
-
-
-@dataclass(frozen=True)
-class _LinkChange:
-    connected: bool
 
 
 def _varint(value: int) -> bytes:
@@ -284,7 +274,7 @@ class PositionRunner:
         self._pending: pb.ServerMessage | None = None
         self._current: PositionResult | None = None
         self._connected_once = trio.Event()
-        self._inbox_send, self._inbox = trio.open_memory_channel[_Reply | _LinkChange](INBOX_SIZE)
+        self._inbox_send, self._inbox = trio.open_memory_channel[Reply | LinkChange](INBOX_SIZE)
         self.log = log.bind(match_id=self.match_id, seat=seat, positions=len(self.positions))
 
     @property
@@ -326,13 +316,13 @@ class PositionRunner:
             link.send(pb.ServerMessage(match_start=self._match_start()))
             if self._pending is not None:
                 link.send(self._pending)
-            self._push(_LinkChange(True))
+            self._push(LinkChange(True))
             self._connected_once.set()
         elif kind == "action":
             if not bot.hello:
                 self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "an ActionReply before Hello")
                 return
-            self._push(_Reply(message.action.request_id, message.action.action))
+            self._push(Reply(message.action.request_id, message.action.action))
         else:
             self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "an empty or unknown BotMessage")
 
@@ -344,7 +334,7 @@ class PositionRunner:
     def mark_crashed(self, seat_index: int, detail: str) -> None:
         """The bot's process ended: stop waiting for it."""
         self.bot.crashed = detail
-        self._push(_LinkChange(False))
+        self._push(LinkChange(False))
         self._connected_once.set()
 
     def _lose_link(self) -> None:
@@ -352,13 +342,13 @@ class PositionRunner:
         bot.link = None
         bot.hello = False
         bot.disconnected_at = trio.current_time()
-        self._push(_LinkChange(False))
+        self._push(LinkChange(False))
 
-    def _push(self, item: _Reply | _LinkChange) -> None:
+    def _push(self, item: Reply | LinkChange) -> None:
         try:
             self._inbox_send.send_nowait(item)
         except trio.WouldBlock:
-            if isinstance(item, _Reply):
+            if isinstance(item, Reply):
                 self._protocol_fault(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many messages in flight")
 
     def _protocol_fault(self, code: grpc.StatusCode, detail: str) -> None:
@@ -493,7 +483,7 @@ class PositionRunner:
                         break
                     if self.bot.disconnected_at is not None:
                         wait_until = min(deadline, self.bot.disconnected_at + self.reconnect_grace_s)
-                item: _Reply | _LinkChange | None = None
+                item: Reply | LinkChange | None = None
                 with trio.move_on_after(max(0.0, wait_until - now)):
                     item = await self._inbox.receive()
                 if item is None:
@@ -502,7 +492,7 @@ class PositionRunner:
                         result.outcome, result.detail = "timeout", f"no legal answer within {limit} ms"
                         break
                     continue
-                if isinstance(item, _LinkChange):
+                if isinstance(item, LinkChange):
                     result.reconnects += item.connected
                     continue
                 think_ms = int((trio.current_time() - start) * 1000)

@@ -4,25 +4,24 @@ A match knows `Seat`s, not gRPC: a seat receives messages through whatever link
 is attached to it (`send`), and its bot's messages arrive in its inbox.  Every
 decision runs under a deadline; faults (illegal answers, timeouts, disconnects,
 crashes, protocol errors) are recorded and handled by the match's fault policy.
+
+The seats, their inboxes and the time control are in `seat.py`; the replay's `action` line
+and the flusher of replay logs in `record.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import random
 import secrets
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any
 
 import grpc
-import outcome
 import structlog
 import trio
 
@@ -40,55 +39,27 @@ from ..protocol import (
     ViewEncoder,
     action_from_message,
     action_taken_event,
-    event_batch_message,
     request_message,
     trick_completed_event,
 )
-from ..replay.log import FLUSH_AFTER_S, REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
+from ..replay.log import FAULT_POLICIES, REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
 from ..v1 import arena_pb2 as pb
+from .record import action_line, replay_flusher
+from .seat import (
+    ALARM,
+    MAX_BOT_MESSAGE_BYTES,
+    MAX_UNSOLICITED_PER_SECOND,
+    Alarm,
+    Fault,
+    InboxItem,
+    Link,
+    LinkChange,
+    Reply,
+    Seat,
+    TimeControl,
+)
 
 log = structlog.get_logger()
-
-FAULT_KINDS = ("illegal", "timeout", "disconnect", "crash", "protocol")
-INBOX_SIZE = 16
-MAX_UNSOLICITED_PER_SECOND = 100  # messages that answer no pending request
-MAX_BOT_MESSAGE_BYTES = 16 * 1024  # an answer is a few dozen bytes
-
-
-@lru_cache(maxsize=4096)  # the actions of every variant are a few hundred values
-def _action_json(action: Action) -> str:
-    return json.dumps(action.to_dict(), separators=(",", ":"), ensure_ascii=False)
-
-
-def action_line(deal: int, step: int, seat: int, action: Action, think_ms: int) -> str:
-    """The replay's `action` line of a decision without a fault, as `ReplayWriter.write` encodes it."""
-    return (
-        f'{{"type":"action","deal":{deal},"step":{step},"seat":{seat},'
-        f'"action":{_action_json(action)},"think_ms":{think_ms}}}'
-    )
-
-
-class Link(Protocol):
-    """Where a seat's messages go: a bot stream (or a test double)."""
-
-    open: bool
-
-    def send(self, message: Any) -> None: ...
-
-    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None: ...
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    per_decision_ms: int = 10_000
-    bank_ms: int = 60_000
-    increment_ms: int = 0
-
-    def message(self) -> pb.TimeControl:
-        return pb.TimeControl(
-            per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms, increment_ms=self.increment_ms
-        )
-
 
 @dataclass(frozen=True)
 class MatchConfig:
@@ -96,7 +67,7 @@ class MatchConfig:
     deals: int
     seed: int
     seat_names: tuple[str, ...]
-    time_control: TimeControl = TimeControl()
+    time_control: TimeControl = TimeControl()  # noqa: RUF009 (frozen: one shared default is safe)
     fault_policy: str = "substitute"  # or "forfeit"
     max_invalid: int = 3
     reconnect_grace_s: float = 10.0
@@ -107,7 +78,7 @@ class MatchConfig:
             raise ValueError(
                 f"{self.variant.name} has {self.variant.seats} seats, got {len(self.seat_names)} names"
             )
-        if self.fault_policy not in ("substitute", "forfeit"):
+        if self.fault_policy not in FAULT_POLICIES:
             raise ValueError(f"fault policy {self.fault_policy!r}: expected substitute or forfeit")
         if self.deals < 1:
             raise ValueError("a match has at least one deal")
@@ -122,117 +93,10 @@ class MatchState(Enum):
     ABORTED = "aborted"
 
 
-@dataclass
-class Fault:
-    seat: int
-    kind: str
-    detail: str  # for the replay log and the faulting bot: may name cards of its hand
-
-    @property
-    def public_detail(self) -> str:
-        """What the other seats may read: an illegal answer's reason would tell them about the hand."""
-        return "too many invalid answers" if self.kind == "illegal" else self.detail
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "kind": self.kind, "detail": self.detail}
-
-
 class Forfeit(Exception):
     def __init__(self, fault: Fault) -> None:
         super().__init__(fault.detail)
         self.fault = fault
-
-
-# Items of a seat's inbox.
-class Reply(NamedTuple):  # one per decision: a tuple is cheaper to make than a frozen dataclass
-    request_id: int
-    action: pb.Action
-
-
-@dataclass(frozen=True)
-class LinkChange:
-    connected: bool
-
-
-@dataclass(frozen=True)
-class Alarm:
-    """The watchdog's wake-up: the decision's deadline (or a reconnection grace) may have passed."""
-
-
-ALARM = Alarm()
-InboxItem = Reply | LinkChange | Alarm
-
-
-class Inbox:
-    """A seat's inbox: a bounded queue that one task, the seat's decision, waits on.
-
-    A trio memory channel does the same for any number of tasks, with closing and statistics;
-    this costs a few microseconds less, twice per decision.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._items: deque[InboxItem] = deque()
-        self._size = size
-        self._waiter: trio.lowlevel.Task | None = None
-
-    def send_nowait(self, item: InboxItem) -> None:
-        """Hand `item` to the waiting task, or queue it; `trio.WouldBlock` when `size` items wait."""
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(waiter, outcome.Value(item))
-        elif len(self._items) < self._size:
-            self._items.append(item)
-        else:
-            raise trio.WouldBlock
-
-    async def receive(self) -> InboxItem:
-        if self._items:
-            await trio.lowlevel.checkpoint()
-            return self._items.popleft()
-        if self._waiter is not None:
-            raise RuntimeError("one task at a time receives from an inbox")
-        self._waiter = trio.lowlevel.current_task()
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self._waiter = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        item: InboxItem = await trio.lowlevel.wait_task_rescheduled(abort)
-        return item
-
-
-@dataclass
-class Seat:
-    index: int
-    name: str
-    token: str
-    bank_ms: int
-    link: Link | None = None
-    hello: bool = False
-    bot_name: str = ""
-    crashed: bool = False
-    disconnected_at: float | None = None  # trio time; None while connected
-    pending: int | None = None  # the id of the request awaiting an answer
-    pending_message: bytes = b""  # that request, encoded: sent again after a reconnection
-    events: list[bytes] = field(default_factory=list)  # public events not yet sent, encoded
-    faults: list[Fault] = field(default_factory=list)
-    _window_start: float = 0.0
-    _window_count: int = 0
-
-    def __post_init__(self) -> None:
-        self.inbox = Inbox(INBOX_SIZE)
-
-    def send(self, message: pb.ServerMessage | bytes) -> None:
-        """Send a `ServerMessage`, or one encoded (the bot stream passes the bytes on)."""
-        if self.link is not None and self.hello:
-            self.link.send(message)
-
-    def flush_events(self) -> None:
-        """Send the events not yet sent, as one batch."""
-        if self.events:
-            self.send(event_batch_message(self.events))
-            self.events = []
 
 
 class MatchRunner:
@@ -407,7 +271,7 @@ class MatchRunner:
 
     async def run(self) -> None:
         c = self.config
-        self._writer = ReplayWriter(self.replay_dir, self.match_id, _replay_flusher().add)
+        self._writer = ReplayWriter(self.replay_dir, self.match_id, replay_flusher().add)
         self._write(
             {
                 "type": "header",
@@ -682,44 +546,3 @@ class MatchRunner:
             seat.bank_ms += tc.increment_ms
         assert action is not None
         return action, think_ms, fault
-
-
-class _ReplayFlusher:
-    """Flushes the replay logs of every match of a trio run, `FLUSH_AFTER_S` after their first line.
-
-    One task for all matches: a timer per match, or a flush per line, cost a wake-up or a
-    system call (and a GIL hand-over) per decision.
-    """
-
-    def __init__(self) -> None:
-        self.pending: list[ReplayWriter] = []
-        self.wake = trio.Event()
-
-    def add(self, writer: ReplayWriter) -> None:
-        self.pending.append(writer)
-        self.wake.set()
-
-    async def run(self) -> None:
-        while True:
-            await self.wake.wait()
-            await trio.sleep(FLUSH_AFTER_S)
-            self.wake = trio.Event()
-            writers, self.pending = self.pending, []
-            for writer in writers:
-                try:
-                    writer.flush()
-                except OSError:  # a system task must not raise; the match sees the error on its next write
-                    log.exception("replay flush failed", path=str(writer.partial_path))
-
-
-_FLUSHER: trio.lowlevel.RunVar[_ReplayFlusher] = trio.lowlevel.RunVar("replay_flusher")
-
-
-def _replay_flusher() -> _ReplayFlusher:
-    try:
-        return _FLUSHER.get()
-    except LookupError:
-        flusher = _ReplayFlusher()
-        _FLUSHER.set(flusher)
-        trio.lowlevel.spawn_system_task(flusher.run, name="replay flusher")
-        return flusher

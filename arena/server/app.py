@@ -26,7 +26,8 @@ from grpc_reflection.v1alpha import reflection
 
 from ..engine import EngineError, find_variant
 from ..live import Hub
-from ..referee.runner import MatchConfig, MatchRunner, TimeControl
+from ..referee.runner import MatchConfig, MatchRunner
+from ..referee.seat import TimeControl
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 from .auth import OperatorCredential, bearer_token

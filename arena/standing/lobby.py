@@ -25,7 +25,8 @@ import trio
 from ..engine import VARIANT_NAMES, Variant, find_variant
 from ..live import Hub
 from ..ratings import Ratings
-from ..referee.runner import MatchConfig, MatchRunner, MatchState, TimeControl
+from ..referee.runner import MatchConfig, MatchRunner, MatchState
+from ..referee.seat import TimeControl
 from ..replay.summary import read_results
 from ..server.bridge import BotLink, Close
 from ..v1 import arena_pb2 as pb

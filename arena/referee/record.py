@@ -1,0 +1,71 @@
+"""What the referee writes to a match's replay log besides `ReplayWriter` itself: the `action`
+line of a decision without a fault, encoded by hand (it is written once per decision), and the
+one flusher task that flushes the logs of every match of a trio run.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import structlog
+import trio
+
+from ..engine import Action
+from ..replay.log import FLUSH_AFTER_S, ReplayWriter
+
+log = structlog.get_logger()
+
+
+@lru_cache(maxsize=4096)  # the actions of every variant are a few hundred values
+def _action_json(action: Action) -> str:
+    return json.dumps(action.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+
+def action_line(deal: int, step: int, seat: int, action: Action, think_ms: int) -> str:
+    """The replay's `action` line of a decision without a fault, as `ReplayWriter.write` encodes it."""
+    return (
+        f'{{"type":"action","deal":{deal},"step":{step},"seat":{seat},'
+        f'"action":{_action_json(action)},"think_ms":{think_ms}}}'
+    )
+
+
+class ReplayFlusher:
+    """Flushes the replay logs of every match of a trio run, `FLUSH_AFTER_S` after their first line.
+
+    One task for all matches: a timer per match, or a flush per line, cost a wake-up or a
+    system call (and a GIL hand-over) per decision.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[ReplayWriter] = []
+        self.wake = trio.Event()
+
+    def add(self, writer: ReplayWriter) -> None:
+        self.pending.append(writer)
+        self.wake.set()
+
+    async def run(self) -> None:
+        while True:
+            await self.wake.wait()
+            await trio.sleep(FLUSH_AFTER_S)
+            self.wake = trio.Event()
+            writers, self.pending = self.pending, []
+            for writer in writers:
+                try:
+                    writer.flush()
+                except OSError:  # a system task must not raise; the match sees the error on its next write
+                    log.exception("replay flush failed", path=str(writer.partial_path))
+
+
+_FLUSHER: trio.lowlevel.RunVar[ReplayFlusher] = trio.lowlevel.RunVar("replay_flusher")
+
+
+def replay_flusher() -> ReplayFlusher:
+    try:
+        return _FLUSHER.get()
+    except LookupError:
+        flusher = ReplayFlusher()
+        _FLUSHER.set(flusher)
+        trio.lowlevel.spawn_system_task(flusher.run, name="replay flusher")
+        return flusher
