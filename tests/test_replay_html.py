@@ -28,10 +28,12 @@ import pytest
 import trio
 
 from arena.engine import DealState, find_variant
-from arena.referee.runner import MatchConfig, TimeControl
+from arena.referee.runner import MatchConfig
+from arena.referee.seat import TimeControl
+from arena.replay.read import Replay
 from arena.replay.samples import SAMPLES_DIR
 from arena.replay.timeline import action_text, clocks
-from arena.replay.verify import Replay, verify_replay
+from arena.replay.verify import verify_replay
 from arena.server.local import EXAMPLE_BOTS, play_matches
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,8 @@ matplotlib.use("Agg")  # files only: no display, no GUI toolkit
 import matplotlib.pyplot as plt
 
 from ..ratings import Ratings
-from .stats import FAULT_KINDS, Standings, standings
+from ..replay.log import FAULT_KINDS
+from .stats import Standings, standings
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 64em; color: #222; }

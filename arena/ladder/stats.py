@@ -16,9 +16,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..ratings import Ratings, mean_ci
+from ..replay.log import FAULT_KINDS
 from .store import latest_ratings
-
-FAULT_KINDS = ("illegal", "timeout", "crash", "disconnect", "protocol")
 
 # --------------------------------------------------------------------------- standings
 

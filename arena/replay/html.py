@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from ..engine import Action, observation
+from .read import DealLog, Replay
 from .timeline import (
     action_text,
     clocks,
@@ -26,7 +27,6 @@ from .timeline import (
     trick_points,
     walk,
 )
-from .verify import DealLog, Replay
 from .viewer import PAGE
 
 # Keys of an observation that only its seat knows; the rest is public and the same for every seat.

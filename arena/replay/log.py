@@ -30,6 +30,12 @@ REPLAY_FORMAT = "arena-replay"
 REPLAY_VERSION = 1
 FLUSH_AFTER_S = 0.05
 
+# The format's vocabulary: what the referee writes and the verifier accepts.
+FAULT_KINDS = ("illegal", "timeout", "disconnect", "crash", "protocol")
+CONNECTION_EVENTS = ("disconnected", "reconnected", "crashed")
+FAULT_POLICIES = ("substitute", "forfeit")
+TERMINATIONS = ("completed", "forfeit")
+
 
 class ReplayWriter:
     def __init__(

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 from ..engine import Action, DealState, Trick, observation
+from .read import DealLog, Decision, Note, Replay
 from .timeline import (
     PHASE_NAMES,
     SUIT_SYMBOLS,
@@ -27,7 +28,6 @@ from .timeline import (
     trick_points,
     walk,
 )
-from .verify import DealLog, Decision, Note, Replay
 
 
 def seconds_text(ms: int) -> str:

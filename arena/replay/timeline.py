@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..engine import Action, DealState, Trick
 from ..engine.scoring import P78_VALUE
-from .verify import DealLog, Decision, Replay
+from .read import DealLog, Decision, Replay
 
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 PHASE_NAMES = {
