@@ -5,8 +5,10 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import logging
 import math
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -14,14 +16,18 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import structlog
+from rich.console import Console
 
 from arena.cli import main
 from arena.engine import deck_for
 from arena.ladder.config import LadderFileError, load_ladder
-from arena.ladder.progress import CLEAR, BarStream, Progress
+from arena.ladder.run import leader_note
 from arena.ladder.schedule import build_schedule
 from arena.ladder.sprt import SPRT
 from arena.ladder.store import MatchRecord, Store, StoreError
+from arena.logs import configure
+from arena.progress import Bar, route_logs
 from arena.ratings import Ratings, mean_ci, t95
 from arena.replay.summary import DealRow
 
@@ -310,24 +316,57 @@ def test_standings_json_of_an_empty_ladder(tmp_path: Path) -> None:
     assert all(b["ci95"] is None for b in table["bots"])
 
 
-def test_the_progress_bar_shows_rate_time_left_and_leader_below_the_log_lines() -> None:
+def test_the_progress_bar_shows_rate_time_left_and_leader_with_the_log_lines_above_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = io.StringIO()
-    progress = Progress(total=10, done=2, out=out, bar=True)
-    progress.started -= 60  # this run began a minute ago
-    progress.advance(("random", 3.0))
-    progress.advance(("heuristic", 12.3))
-    line = progress.render()
-    assert line.startswith("[#########---------------] 4/10 matches")
-    assert "2.0/min" in line and "ETA 3m00s" in line and "leader heuristic (12.3)" in line
-    assert progress.fields()["done"] == 4 and progress.fields()["eta_s"] == 180
-    stream = BarStream(progress, out)
-    out.seek(0)
-    out.truncate()
-    stream.write('{"event": "bot crashed"}')
-    assert out.getvalue() == ""  # nothing until the line is complete
-    stream.write("\n")
-    # The bar is cleared, the line written, the bar drawn again below it.
-    assert out.getvalue() == CLEAR + '{"event": "bot crashed"}\n' + CLEAR + line
-    progress.finish()
-    stream.write("after\n")
-    assert out.getvalue().endswith(line + "\nafter\n")
+    terminal = Console(file=out, force_terminal=True, color_system=None, width=110, soft_wrap=True)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: JSON log lines
+    configure(logging.INFO)
+    route_logs("ladder", on=terminal)
+    try:
+        with Bar("matches", per_minute=True, on=terminal).start(10, done=2) as bar:
+            bar.progress.tasks[0].start_time -= 60  # this run began a minute ago
+            bar.advance(leader_note(("random", 3.0)))
+            bar.advance(leader_note(("heuristic", 12.3)))
+            bar.refresh()
+            assert bar.fields() == {"done": 4, "total": 10, "per_min": 2.0, "eta_s": 180}
+            structlog.get_logger(component="ladder").warning("bot crashed", bot="random", status=1)
+            structlog.get_logger(component="referee").info("seat connected")  # not the ladder's
+    finally:
+        structlog.reset_defaults()
+    # What the terminal shows, line by line: each redraw starts with a carriage return.
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    shown = [line for line in re.split(r"[\r\n]", text) if line]
+    bar_line = " 4/10 matches  2.0/min  elapsed 0:01:00  ETA 0:03:00  leader heuristic (12.3)"
+    assert shown[-1].startswith("━") and shown[-1].endswith(bar_line)  # left on screen at the end
+    # The log line is printed whole on a line of its own, and the bar drawn again below it.
+    [crash] = [i for i, line in enumerate(shown) if "bot crashed" in line]
+    assert json.loads(shown[crash]) | {"timestamp": None} == {
+        "component": "ladder",
+        "bot": "random",
+        "status": 1,
+        "event": "bot crashed",
+        "level": "warning",
+        "timestamp": None,
+    }
+    assert shown[crash + 1].endswith(bar_line)
+    assert "seat connected" not in out.getvalue()
+
+
+def test_without_a_terminal_no_bar_is_drawn_and_the_log_lines_are_plain(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure(logging.INFO)
+    route_logs("ladder")
+    try:
+        with Bar("matches", per_minute=True).start(3) as bar:
+            bar.advance("leader a (1.0)")
+            structlog.get_logger(component="ladder").info("match recorded", **bar.fields())
+        assert not bar.shown and bar.fields()["done"] == 1
+    finally:
+        structlog.reset_defaults()
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert json.loads(line)["event"] == "match recorded" and json.loads(line)["total"] == 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import math
 import sqlite3
 import sys
@@ -134,9 +135,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import trio
 
     from ..ladder.config import LadderFileError, load_ladder
-    from ..ladder.progress import BarStream, Progress, configure_logging
     from ..ladder.run import run_ladder
     from ..ladder.store import StoreError
+    from ..logs import configure
+    from ..progress import route_logs
 
     try:
         config = load_ladder(args.ladder)
@@ -144,20 +146,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if args.concurrency:
         config = dataclasses.replace(config, concurrency=args.concurrency)
-    bar = not args.no_progress and sys.stderr.isatty()
-    holder: list[Progress] = []
-    stream = BarStream(None, sys.stderr)
-    configure_logging(stream, args.verbose)
-
-    def attach(progress: Progress) -> None:
-        if not holder:
-            holder.append(progress)
-            stream.progress = progress
-
+    configure(logging.INFO)
+    route_logs(None if args.verbose else "ladder")
     try:
         summary = trio.run(
             lambda: run_ladder(
-                config, database=args.db, bar=bar, max_matches=args.max_matches, on_start=attach
+                config, database=args.db, bar=not args.no_progress, max_matches=args.max_matches
             )
         )
     except StoreError as exc:
@@ -266,7 +260,8 @@ def _cmd_ab(args: argparse.Namespace) -> int:
 
     from ..engine import ConfigError, find_variant
     from ..ladder.ab import ABConfig, bot_from_text, run_ab
-    from ..ladder.progress import BarStream, configure_logging
+    from ..logs import configure
+    from ..progress import route_logs
 
     try:
         variant = find_variant(args.variant, dict(args.option))
@@ -280,7 +275,8 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         bots = [bot_from_text(text) for text in (args.a, args.b, *args.against)]
     except ValueError as exc:
         args.parser.error(str(exc))
-    configure_logging(BarStream(None, sys.stderr), args.verbose)
+    configure(logging.INFO)
+    route_logs(None if args.verbose else "ladder")
     config = ABConfig(
         variant=variant,
         a=bots[0],

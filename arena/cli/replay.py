@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..replay.verify import Replay, ReplayReadError, verify_replay
+from ..replay.read import Replay, ReplayReadError
+from ..replay.verify import verify_replay
 from .common import cores, positive_int
 
 
@@ -147,7 +148,7 @@ def check_position(
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     status = 0
-    for verdict in verdicts(args.files, args.jobs):
+    for verdict in _counted(verdicts(args.files, args.jobs), len(args.files)):
         if "read_error" in verdict:
             _fail(args, verdict["read_error"])
             status = 1
@@ -167,6 +168,16 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if not verdict["ok"]:
             status = 1
     return status
+
+
+def _counted(verdicts: Iterator[dict[str, Any]], files: int) -> Iterator[dict[str, Any]]:
+    """With several files, on a terminal, a bar on stderr: files checked / total."""
+    from ..progress import Bar
+
+    with Bar("files", show=files > 1, transient=True).start(files) as bar:
+        for verdict in verdicts:
+            yield verdict
+            bar.advance()
 
 
 def verdicts(paths: list[Path], jobs: int) -> Iterator[dict[str, Any]]:

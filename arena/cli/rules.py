@@ -8,11 +8,14 @@ import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..engine import DealResult, EngineError, Match, Variant, deal_record, replay_record
 from ..files import InputFileError, read_input_text
 from .common import CliError, add_variant_arguments, dump, positive_int, variant_of
+
+if TYPE_CHECKING:
+    from ..progress import Bar
 
 
 def register(commands: Any) -> None:
@@ -85,8 +88,15 @@ def _pots_text(pots: dict[str, int], signed: bool = True) -> str:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from ..progress import Bar
+
     variant = variant_of(args)
-    out = sys.stdout
+    # On a terminal, a bar on stderr while the deals are played; stdout is as without it.
+    with Bar("deals", transient=True).start(args.deals) as bar:
+        return _simulate(args, variant, sys.stdout, bar)
+
+
+def _simulate(args: argparse.Namespace, variant: Variant, out: TextIO, bar: Bar) -> int:
     if args.records is not None:
         _make_dir(args.records)
     match = Match(variant, seed=args.seed, deals=args.deals, first_dealer=0)
@@ -119,6 +129,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         else:
             _print_row(out, line)
         deal += 1
+        bar.advance(done=match.turns_done)
     return 0
 
 

@@ -10,17 +10,16 @@ match that was in flight is played again from the start.
 from __future__ import annotations
 
 import signal
-import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 import trio
 
 from ..live import Hub
+from ..progress import Bar
 from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner
 from ..replay.summary import DealRow, FaultRow, read_results
@@ -28,7 +27,6 @@ from ..server.app import serve
 from ..server.local import bot_environment
 from .config import BotSpec, LadderConfig
 from .launch import BotProcess
-from .progress import Progress
 from .schedule import ScheduledMatch, build_schedule
 from .store import MatchRecord, Store, latest_ratings
 
@@ -190,6 +188,10 @@ def ladder_match_config(config: LadderConfig) -> Callable[[ScheduledMatch], Matc
     return make
 
 
+def leader_note(leader: tuple[str, float] | None) -> str:
+    return f"leader {leader[0]} ({leader[1]:.1f})" if leader else ""
+
+
 def remote_bots(config: LadderConfig, scheduled: ScheduledMatch) -> set[str]:
     return {name for name in scheduled.bots if config.bot(name).remote}
 
@@ -198,17 +200,17 @@ async def run_ladder(
     config: LadderConfig,
     *,
     database: Path | None = None,
-    progress_out: Any = None,
     bar: bool = False,
     max_matches: int | None = None,
-    on_start: Callable[[Progress], None] | None = None,
     on_player: Callable[[MatchPlayer], None] | None = None,
 ) -> RunSummary:
-    """Play every match of the ladder not yet in its database; see the module docstring."""
+    """Play every match of the ladder not yet in its database; see the module docstring.
+    With `bar`, a progress bar on standard error when it is a terminal."""
     path = database or config.database
     store = Store.open(path, config.name, config.identity(), config.bots)
     try:
-        return await _run(config, store, progress_out, bar, max_matches, on_start, on_player)
+        with Bar("matches", per_minute=True, show=bar) as progress:
+            return await _run(config, store, progress, max_matches, on_player)
     finally:
         store.close()
 
@@ -216,10 +218,8 @@ async def run_ladder(
 async def _run(
     config: LadderConfig,
     store: Store,
-    progress_out: Any,
-    bar: bool,
+    progress: Bar,
     max_matches: int | None,
-    on_start: Callable[[Progress], None] | None,
     on_player: Callable[[MatchPlayer], None] | None,
 ) -> RunSummary:
     names = [bot.name for bot in config.bots]
@@ -232,10 +232,7 @@ async def _run(
     if max_matches is not None:
         pending = pending[:max_matches]
     ratings = Ratings(names, latest_ratings(store.conn))
-    progress = Progress(len(schedule), recorded_before, progress_out or sys.stderr, bar)
-    progress.leader = ratings.leader() if recorded_before else None
-    if on_start is not None:
-        on_start(progress)
+    progress.start(len(schedule), recorded_before, leader_note(ratings.leader() if recorded_before else None))
     started = time.monotonic()
 
     def record(played: PlayedMatch) -> None:
@@ -253,12 +250,13 @@ async def _run(
             return
         summary.played += 1
         summary.decisions += match.decisions
-        progress.advance(ratings.leader())
+        leader = ratings.leader()
+        progress.advance(leader_note(leader))
         faults: dict[str, int] = {}
         for fault in match.faults:
             faults[match.seats[fault.seat]] = faults.get(match.seats[fault.seat], 0) + 1
         # With a progress bar on screen a line per match is noise; elsewhere it is the progress.
-        (log.debug if bar else log.info)(
+        (log.debug if progress.shown else log.info)(
             "match recorded",
             match=match.key,
             scores=match.scores,
@@ -266,6 +264,7 @@ async def _run(
             faults=faults or None,
             seconds=round(match.finished - match.started, 2),
             **progress.fields(),
+            leader=leader[0] if leader else None,
         )
 
     async with trio.open_nursery() as nursery:
@@ -286,13 +285,11 @@ async def _run(
         )
         if on_player is not None:
             on_player(player)
-        progress.draw()
 
         async def watch_signals() -> None:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     summary.interrupted = True
-                    progress.clear()
                     log.warning(
                         "stopping: matches in flight will be played again by the next run", signal=signum
                     )
@@ -302,10 +299,10 @@ async def _run(
         async def tick() -> None:
             while True:
                 await trio.sleep(1.0)
-                progress.draw()
+                progress.refresh()
 
         nursery.start_soon(watch_signals)
-        if bar:
+        if progress.shown:
             nursery.start_soon(tick)
 
         async def work(scheduled: ScheduledMatch) -> None:
@@ -319,7 +316,7 @@ async def _run(
 
         await dispatch(pending, config.concurrency, lambda m: remote_bots(config, m), work)
         nursery.cancel_scope.cancel()
-    progress.finish()
+    progress.stop()
     summary.seconds = time.monotonic() - started
     log.info(
         "ladder stopped" if summary.interrupted else "ladder finished",
