@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from arena.bench.arena import bench_arena, percentile
+from arena.bench.arena import bench_arena
+from arena.bench.common import percentile
 from arena.cli import main
 
 

@@ -7,12 +7,14 @@ score it.  Only the engine is measured; there is no I/O inside the loop.
 
 from __future__ import annotations
 
+import itertools
 import random
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..engine import Card, DealState, Variant
+from .common import rate, run_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +29,11 @@ class EngineBench:
 
     @property
     def actions_per_s(self) -> float:
-        return self.actions / self.seconds if self.seconds > 0 else 0.0
+        return rate(self.actions, self.seconds)
 
     @property
     def deals_per_s(self) -> float:
-        return self.deals / self.seconds if self.seconds > 0 else 0.0
+        return rate(self.deals, self.seconds)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -46,30 +48,37 @@ class EngineBench:
 
 
 def bench_engine(variant: Variant, seconds: float, seed: int = 0) -> EngineBench:
-    """Play random deals for about `seconds` (whole deals only) and count them.
+    """Play random deals for about `seconds` (whole deals only) and count them."""
+    timed = run_for(seconds, fresh_deal(variant, seed))
+    return EngineBench(variant.name, dict(variant.options), timed.steps, timed.count, timed.seconds)
 
-    The clock is read between deals, so the run overshoots by at most one deal.
-    """
+
+def fresh_deal(variant: Variant, seed: int = 0) -> Callable[[], int]:
+    """A step of the bench: shuffle the deck, deal it (the dealer rotating), play the deal out at
+    random and score it; the step returns the actions played."""
     rng = random.Random(f"{seed}:bench")
     shuffle = rng.shuffle
     choice = rng.choice
-    clock = time.perf_counter
     deck = [Card(i) for i in range(78)]
-    seats = variant.seats
-    deals = 0
-    actions = 0
-    start = clock()
-    deadline = start + seconds
-    while clock() < deadline:
+    dealers = itertools.cycle(range(variant.seats))
+
+    def step() -> int:
         shuffle(deck)
-        state = DealState(variant, dealer=deals % seats, deck=list(deck))
-        legal_actions = state.legal_actions
-        apply = state.apply
-        is_terminal = state.is_terminal
-        while not is_terminal():
-            apply(choice(legal_actions()))
-            actions += 1
+        state = DealState(variant, dealer=next(dealers), deck=list(deck))
+        actions = play_out(state, choice)
         state.result()
-        deals += 1
-    elapsed = clock() - start
-    return EngineBench(variant.name, dict(variant.options), deals, actions, elapsed)
+        return actions
+
+    return step
+
+
+def play_out(state: DealState, choice: Callable[[Any], Any]) -> int:
+    """Apply a uniformly random legal action until the deal ends; the number of actions."""
+    legal_actions = state.legal_actions
+    apply = state.apply
+    is_terminal = state.is_terminal
+    actions = 0
+    while not is_terminal():
+        apply(choice(legal_actions()))
+        actions += 1
+    return actions

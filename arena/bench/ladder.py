@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,7 +28,8 @@ import trio
 from ..engine import find_variant
 from ..ladder.config import BotSpec, LadderConfig
 from ..ladder.run import MatchPlayer, run_ladder
-from ..referee.runner import TimeControl
+from ..referee.seat import TimeControl
+from .common import Window, pauses, rate, ratio
 from .server import bench_server
 
 EXAMPLES = (
@@ -86,7 +86,7 @@ def bench_config(
     )
 
 
-async def steady_rate(config: LadderConfig, seconds: float) -> float:
+async def steady_rate(config: LadderConfig, seconds: float, bar: str | None = None) -> float:
     """Decisions per second of a ladder while all its match slots are busy."""
     players: list[MatchPlayer] = []
     async with trio.open_nursery() as nursery:
@@ -94,11 +94,11 @@ async def steady_rate(config: LadderConfig, seconds: float) -> float:
         while not players or len(players[0].live) < config.concurrency:
             await trio.sleep(0.05)
         await trio.sleep(WARM_UP_S)
-        before, started = players[0].decisions(), trio.current_time()
-        await trio.sleep(seconds)
-        rate = (players[0].decisions() - before) / (trio.current_time() - started)
+        with Window(players[0].decisions) as window:
+            for pause in pauses(seconds, bar):
+                await trio.sleep(pause)
         nursery.cancel_scope.cancel()
-    return rate
+    return window.rate
 
 
 def bench_ladder(
@@ -107,29 +107,34 @@ def bench_ladder(
     with tempfile.TemporaryDirectory(prefix="arena-bench-ladder-") as tmp:
         base = Path(tmp)
         short = bench_config(base / "short", EXAMPLES, concurrency, deal_sets, deals)
-        started = time.monotonic()
-        summary = trio.run(partial(run_ladder, short))
-        elapsed = time.monotonic() - started
+        with Window() as played:
+            summary = trio.run(partial(run_ladder, short))
         # Enough deal sets that the ladder is still running when the measurement ends.
         many = max(2, concurrency)
         example = trio.run(
-            steady_rate, bench_config(base / "example", EXAMPLES, concurrency, many, long_deals), seconds
+            steady_rate,
+            bench_config(base / "example", EXAMPLES, concurrency, many, long_deals),
+            seconds,
+            "s steady, example bots",
         )
         quick = trio.run(
-            steady_rate, bench_config(base / "quick", QUICK, concurrency, many, long_deals), seconds
+            steady_rate,
+            bench_config(base / "quick", QUICK, concurrency, many, long_deals),
+            seconds,
+            "s steady, quick bots",
         )
-    server = bench_server(concurrency, seconds, idle_bots=0, variant="grosstarock").decisions_per_s
+    server = bench_server(concurrency, seconds, idle_bots=0, bar="s bench server").decisions_per_s
     return LadderBench(
         concurrency=concurrency,
         matches=summary.played,
         deals_per_match=deals,
-        seconds=round(elapsed, 2),
-        matches_per_min=round(summary.played * 60 / elapsed, 1),
-        decisions_per_s=round(summary.decisions / elapsed, 1),
+        seconds=round(played.seconds, 2),
+        matches_per_min=round(rate(summary.played * 60, played.seconds), 1),
+        decisions_per_s=round(rate(summary.decisions, played.seconds), 1),
         long_deals_per_match=long_deals,
         example_steady_decisions_per_s=round(example, 1),
         quick_steady_decisions_per_s=round(quick, 1),
         server_decisions_per_s=server,
-        example_ratio=round(example / server, 3) if server else 0.0,
-        ratio=round(quick / server, 3) if server else 0.0,
+        example_ratio=ratio(example, server),
+        ratio=ratio(quick, server),
     )

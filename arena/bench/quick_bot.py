@@ -1,7 +1,8 @@
 """A bot that answers every request at once with its first legal action, on one grpc.aio stream.
 
-The same bot as the driver of `arena bench server`, as a process of its own: `arena bench
-ladder` runs a ladder of these to measure what the ladder itself costs over the referee.
+The bots of `arena bench server`'s driver (`server_driver.py`), and a process of its own:
+`arena bench ladder` runs a ladder of these to measure what the ladder itself costs over the
+referee.
 
     ARENA_ADDRESS=host:port ARENA_TOKEN=… python -m arena.bench.quick_bot
 """
@@ -17,11 +18,13 @@ from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 
 
-async def play(address: str, token: str) -> None:
+async def play(address: str, token: str, name: str = "quick") -> int:
+    """Play the match of seat `token` to its end; the decisions answered."""
+    decisions = 0
     async with grpc.aio.insecure_channel(address) as channel:
         stub = pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
         call = stub.Play(metadata=[("authorization", f"Bearer {token}")])
-        await call.write(pb.BotMessage(hello=pb.Hello(bot_name="quick", protocol_version=1)))
+        await call.write(pb.BotMessage(hello=pb.Hello(bot_name=name, protocol_version=1)))
         async for message in call:
             kind = message.WhichOneof("kind")
             if kind == "match_end":
@@ -30,7 +33,9 @@ async def play(address: str, token: str) -> None:
                 request = message.request
                 reply = pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
                 await call.write(pb.BotMessage(action=reply))
+                decisions += 1
         await call.done_writing()
+    return decisions
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ quarter second, so that a machine that gets busier or quieter during the run aff
   legal action until the deal ends, then the result) on the same deals as the logs: each log's
   match is rebuilt from its seed, so the decks, the dealer rotation and the dealing are the
   verifier's;
-* fresh (`fresh_engine_actions_per_s`): `bench_engine` itself, which shuffles one generator's deck
-  for each deal instead of dealing a match's (a little cheaper per deal), for comparison with
+* fresh (`fresh_engine_actions_per_s`): `bench_engine`'s own step, which shuffles one generator's
+  deck for each deal instead of dealing a match's (a little cheaper per deal), for comparison with
   `arena bench engine`.
 
 Then the verifier runs in `jobs` processes at once, as `arena replay verify` checks many files,
@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..engine import Match, Variant
 from ..replay.verify import read_replay_bytes, verify_bytes
-from .engine import bench_engine
+from .common import Timed, alternate, rate, ratio, run_for
+from .engine import fresh_deal, play_out
 
 SLICE_S = 0.25
+SIDES = ("verify", "engine", "fresh")
 
 
 @dataclass
@@ -37,40 +39,31 @@ class _Group:
     """The replay logs of one variant (with its options), and what each side measured on them."""
 
     variant: Variant
-    logs: list[tuple[str, bytes]]
-    matches: list[tuple[int, int, int]]  # per log: seed, dealer turns, deals verified
-    verified: int = 0
-    verify_s: float = 0.0
-    engine: int = 0
-    engine_s: float = 0.0
-    fresh: int = 0
-    fresh_s: float = 0.0
+    logs: list[tuple[str, bytes]] = field(default_factory=list)
+    matches: list[tuple[int, int, int]] = field(default_factory=list)  # seed, dealer turns, deals verified
+    timed: dict[str, Timed] = field(default_factory=dict)
 
 
 def bench_replay(files: list[Path], seconds: float, jobs: int = 1) -> dict[str, Any]:
     """Actions per second of replay verification and of the engine bench, per variant and in all."""
-    groups: dict[tuple[str, tuple[tuple[str, str], ...]], _Group] = {}
-    for path in files:
-        data = read_replay_bytes(path)
-        replay = verify_bytes(data, str(path))
-        if not replay.ok or replay.variant is None:
-            raise ValueError(f"{path} does not verify: {replay.problem}")
-        variant = replay.variant
-        key = (variant.name, tuple(sorted(variant.options.items())))
-        group = groups.setdefault(key, _Group(variant, [], []))
-        group.logs.append((str(path), data))
-        deals = replay.deals_done + (1 if replay.open_steps else 0)
-        group.matches.append((replay.header["seed"], replay.header["deals"], deals))
-    for group in groups.values():
-        _measure(group, seconds / len(groups))
+    groups = _read(files)
+    for group in groups:
+        group.timed = alternate(
+            seconds / len(groups),
+            {
+                "verify": _verify_all(group.logs),
+                "engine": _match_deal(group.variant, group.matches),
+                "fresh": fresh_deal(group.variant),
+            },
+            SLICE_S,
+        )
     rows = [
         _row(g.variant.name, dict(g.variant.options), sum(_actions(d, n) for n, d in g.logs), [g])
-        for g in groups.values()
+        for g in groups
     ]
-    total = _row("all", {}, sum(r["actions"] for r in rows), list(groups.values()))
-    logs = [log for group in groups.values() for log in group.logs]
+    total = _row("all", {}, sum(r["actions"] for r in rows), groups)
+    logs = [log for group in groups for log in group.logs]
     parallel = _all_cores(logs, seconds, jobs) if jobs > 1 else total["verify_actions_per_s"]
-    engine = total["engine_actions_per_s"]
     return {
         "seconds_per_side": seconds,
         "files": [str(f) for f in files],
@@ -79,43 +72,45 @@ def bench_replay(files: list[Path], seconds: float, jobs: int = 1) -> dict[str, 
         "processes": {
             "jobs": jobs,
             "verify_actions_per_s": round(parallel, 1),
-            "ratio_to_engine_one_core": round(parallel / engine, 3) if engine > 0 else 0.0,
+            "ratio_to_engine_one_core": ratio(parallel, total["engine_actions_per_s"]),
         },
     }
 
 
-def _measure(group: _Group, share: float) -> None:
-    """`share` seconds for each side, in alternating slices."""
-    slice_s = min(SLICE_S, share / 2)
-    deals = _deals(group.variant, group.matches)
+def _read(files: list[Path]) -> list[_Group]:
+    """The logs, verified once, by variant and options."""
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], _Group] = {}
+    for path in files:
+        data = read_replay_bytes(path)
+        replay = verify_bytes(data, str(path))
+        if not replay.ok or replay.variant is None:
+            raise ValueError(f"{path} does not verify: {replay.problem}")
+        variant = replay.variant
+        group = groups.setdefault((variant.name, tuple(sorted(variant.options.items()))), _Group(variant))
+        group.logs.append((str(path), data))
+        deals = replay.deals_done + (1 if replay.open_steps else 0)
+        group.matches.append((replay.header["seed"], replay.header["deals"], deals))
+    return list(groups.values())
+
+
+def _verify_all(logs: list[tuple[str, bytes]]) -> Callable[[], int]:
+    """A step of the verify side: every log verified once; the actions checked."""
+    return lambda: sum(verify_bytes(data, name).actions for name, data in logs)
+
+
+def _match_deal(variant: Variant, matches: list[tuple[int, int, int]]) -> Callable[[], int]:
+    """A step of the engine side: `bench_engine`'s loop on the next deal of the logs' matches."""
+    deals = _deals(variant, matches)
     choice = random.Random("0:bench").choice  # as bench_engine's first run
-    seed = 0
-    while group.verify_s < share or group.engine_s < share or group.fresh_s < share:
-        if group.verify_s < share:
-            start = time.perf_counter()
-            while time.perf_counter() - start < slice_s:
-                for name, data in group.logs:
-                    group.verified += verify_bytes(data, name).actions
-            group.verify_s += time.perf_counter() - start
-        if group.engine_s < share:
-            # bench_engine's loop, whole deals, on the next deals of the logs' matches.
-            start = time.perf_counter()
-            while time.perf_counter() - start < slice_s:
-                match = next(deals)
-                state = match.start_deal()
-                legal_actions = state.legal_actions
-                apply = state.apply
-                is_terminal = state.is_terminal
-                while not is_terminal():
-                    apply(choice(legal_actions()))
-                    group.engine += 1
-                match.finish_deal(state)
-            group.engine_s += time.perf_counter() - start
-        if group.fresh_s < share:
-            measured = bench_engine(group.variant, slice_s, seed=seed)
-            seed += 1
-            group.fresh += measured.actions
-            group.fresh_s += measured.seconds
+
+    def step() -> int:
+        match = next(deals)
+        state = match.start_deal()
+        actions = play_out(state, choice)
+        match.finish_deal(state)
+        return actions
+
+    return step
 
 
 def _deals(variant: Variant, matches: list[tuple[int, int, int]]) -> Iterator[Match]:
@@ -145,37 +140,26 @@ def _all_cores(logs: list[tuple[str, bytes]], seconds: float, jobs: int) -> floa
         start = time.perf_counter()
         counts = list(pool.map(_verify_for, shifts, [seconds] * jobs))
         wall = time.perf_counter() - start
-    return sum(counts) / wall if wall > 0 else 0.0
+    return rate(sum(counts), wall)
 
 
 def _verify_for(logs: list[tuple[str, bytes]], seconds: float) -> int:
-    verified = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for name, data in logs:
-            verified += verify_bytes(data, name).actions
-    return verified
+    return run_for(seconds, _verify_all(logs)).count
 
 
 def _actions(data: bytes, name: str) -> int:
     return verify_bytes(data, name).actions
 
 
-def _rate(count: int, seconds: float) -> float:
-    return count / seconds if seconds > 0 else 0.0
-
-
 def _row(variant: str, options: dict[str, str], actions: int, groups: list[_Group]) -> dict[str, Any]:
-    verify = _rate(sum(g.verified for g in groups), sum(g.verify_s for g in groups))
-    engine = _rate(sum(g.engine for g in groups), sum(g.engine_s for g in groups))
-    fresh = _rate(sum(g.fresh for g in groups), sum(g.fresh_s for g in groups))
+    side = {name: sum((g.timed[name] for g in groups), Timed()).rate for name in SIDES}
     return {
         "variant": variant,
         "options": options,
         "actions": actions,  # actions in the replay logs of this variant
-        "verify_actions_per_s": round(verify, 1),
-        "engine_actions_per_s": round(engine, 1),
-        "ratio": round(verify / engine, 3) if engine > 0 else 0.0,
-        "fresh_engine_actions_per_s": round(fresh, 1),
-        "ratio_to_fresh": round(verify / fresh, 3) if fresh > 0 else 0.0,
+        "verify_actions_per_s": round(side["verify"], 1),
+        "engine_actions_per_s": round(side["engine"], 1),
+        "ratio": ratio(side["verify"], side["engine"]),
+        "fresh_engine_actions_per_s": round(side["fresh"], 1),
+        "ratio_to_fresh": ratio(side["verify"], side["fresh"]),
     }

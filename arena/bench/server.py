@@ -1,7 +1,7 @@
 """`arena bench server`: the referee's throughput against plain grpc.aio, in one run.
 
-Three measurements, each with its bots in another process (a driver running many
-bot streams on one asyncio loop, see `driver_main`):
+Three measurements, each with its bots in another process (`server_driver.py`: many bot
+streams on one asyncio loop):
 
 1. decisions per second: K concurrent matches whose bots answer at once;
 2. raw round trips per second: a plain grpc.aio bidi ping-pong server with the same
@@ -20,10 +20,8 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,12 +30,13 @@ import grpc
 import trio
 
 from ..engine import find_variant
-from ..referee.runner import MatchConfig, MatchState, TimeControl
+from ..referee.runner import MatchConfig, MatchRunner, MatchState
+from ..referee.seat import TimeControl
 from ..server.app import serve
 from ..v1 import arena_pb2 as pb
-from ..v1 import arena_pb2_grpc as pb_grpc
+from .common import Window, driver_command, pauses, ratio, rss_kib
 
-RAW_METHOD = "/bench.Raw/PingPong"
+DRIVER = "arena.bench.server_driver"
 
 
 @dataclass
@@ -61,95 +60,93 @@ class ServerBench:
         return dict(self.__dict__)
 
 
-def process_cpu_s(pid: int) -> float:
-    """User plus system CPU time of process `pid` (every thread), from /proc."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def bench_server(
+    matches: int,
+    seconds: float,
+    idle_bots: int = 1000,
+    variant: str = "grosstarock",
+    bar: str | None = None,
+) -> ServerBench:
+    """Run the three measurements; with `bar`, a progress bar so labelled shows the first's window."""
+    return trio.run(_bench, matches, seconds, idle_bots, variant, bar)
 
 
-def rss_kib() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+async def _bench(
+    matches: int, seconds: float, idle_bots: int, variant_name: str, bar: str | None
+) -> ServerBench:
+    window, runners = await _play(matches, seconds, variant_name, bar)
+    decisions = window.count
+    server_cpu, driver_cpu = window.cpu_s
+    request_bytes, reply_bytes = _mean_sizes(runners)
+    streams = sum(len(runner.seats) for runner in runners)
+    raw, raw_server_cpu, raw_driver_cpu = await trio.to_thread.run_sync(
+        _raw, streams, seconds, request_bytes, reply_bytes
+    )
+    rss_per_bot = await _idle_memory(idle_bots, variant_name) if idle_bots else 0.0
+    return ServerBench(
+        matches=matches,
+        seconds=round(window.seconds, 3),
+        decisions=decisions,
+        decisions_per_s=round(window.rate, 1),
+        raw_roundtrips_per_s=round(raw, 1),
+        ratio=ratio(window.rate, raw),
+        request_bytes=request_bytes,
+        reply_bytes=reply_bytes,
+        server_cpu_us_per_decision=round(server_cpu * 1e6 / max(decisions, 1), 1),
+        driver_cpu_us_per_decision=round(driver_cpu * 1e6 / max(decisions, 1), 1),
+        server_cpu_us_per_roundtrip=raw_server_cpu,
+        driver_cpu_us_per_roundtrip=raw_driver_cpu,
+        idle_bots=idle_bots,
+        rss_per_idle_bot_kib=round(rss_per_bot, 1),
+    )
 
 
-# --------------------------------------------------------------------------- the driver (bot side)
+async def _play(
+    matches: int, seconds: float, variant_name: str, bar: str | None
+) -> tuple[Window, list[MatchRunner]]:
+    """K matches of quick bots: decisions counted by the referee in the window, and both
+    processes' CPU time."""
+    variant = find_variant(variant_name)
+    with tempfile.TemporaryDirectory() as tmp:
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
+            config = MatchConfig(
+                variant=variant,
+                deals=10_000,  # more than the bench can finish: every match runs the whole time
+                seed=1,
+                seat_names=tuple(f"bench{i}" for i in range(variant.seats)),
+                time_control=TimeControl(per_decision_ms=60_000, bank_ms=0),
+            )
+            runners = [hub.create_match(config) for _ in range(matches)]
+            spec = {
+                "mode": "play",
+                "address": f"127.0.0.1:{port}",
+                "tokens": [seat.token for runner in runners for seat in runner.seats],
+            }
+            driver = await trio.lowlevel.open_process(
+                driver_command(DRIVER, spec, Path(tmp) / "spec-play.json"), stdout=subprocess.PIPE
+            )
+            with trio.move_on_after(60):  # the driver starts, connects every bot, and play begins
+                while not all(r.state is MatchState.RUNNING for r in runners):
+                    await trio.sleep(0.05)
+            await trio.sleep(0.5)  # warm up
+            with Window(lambda: sum(r.decisions for r in runners), (os.getpid(), driver.pid)) as window:
+                for pause in pauses(seconds, bar):
+                    await trio.sleep(pause)
+            driver.kill()
+            await driver.wait()
+            nursery.cancel_scope.cancel()
+    return window, runners
 
 
-async def _bot_stream(
-    address: str, token: str, idle: bool, stats: dict[str, int], stop: asyncio.Event
-) -> None:
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
-        call = stub.Play(metadata=[("authorization", f"Bearer {token}")])
-        await call.write(pb.BotMessage(hello=pb.Hello(bot_name="bench", protocol_version=1)))
-        if idle:
-            stats["connected"] += 1
-            await stop.wait()
-            call.cancel()
-            return
-        async for message in call:
-            kind = message.WhichOneof("kind")
-            if kind == "match_end":
-                break
-            if kind == "request":  # sizes are counted by the server (`_mean_sizes`), not here
-                request = message.request
-                reply = pb.BotMessage(
-                    action=pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
-                )
-                stats["decisions"] += 1
-                await call.write(reply)
+def _mean_sizes(runners: list[Any]) -> tuple[int, int]:
+    """The mean request size seen, and the size of a typical reply."""
+    sizes = [size for r in runners for size in r.request_sizes]
+    reply = pb.BotMessage(action=pb.ActionReply(request_id=10_000, action=pb.Action(type="play", card="T21")))
+    return (int(sum(sizes) / len(sizes)) if sizes else 1000), reply.ByteSize()
 
 
-async def _raw_stream(address: str, request: bytes, seconds: float, stats: dict[str, int]) -> None:
-    async with grpc.aio.insecure_channel(address) as channel:
-        call: Any = channel.stream_stream(RAW_METHOD)()
-        deadline = time.monotonic() + seconds
-        await call.write(request)
-        while time.monotonic() < deadline:
-            await call.read()
-            stats["roundtrips"] += 1
-            await call.write(request)
-        await call.done_writing()
-
-
-async def _driver(spec: dict[str, Any]) -> dict[str, int]:
-    stats = {"decisions": 0, "roundtrips": 0, "connected": 0}
-    stop = asyncio.Event()
-    if spec["mode"] == "raw":
-        request = b"x" * spec["reply_bytes"]
-        cpu = time.process_time()
-        await asyncio.gather(
-            *(_raw_stream(spec["address"], request, spec["seconds"], stats) for _ in range(spec["streams"]))
-        )
-        stats["cpu_us"] = int((time.process_time() - cpu) * 1e6)
-        return stats
-    idle = spec["mode"] == "idle"
-    tasks = [
-        asyncio.create_task(_bot_stream(spec["address"], token, idle, stats, stop))
-        for token in spec["tokens"]
-    ]
-    if idle:
-        while stats["connected"] < len(tasks):
-            await asyncio.sleep(0.05)
-        print("connected", flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-        stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    return stats
-
-
-def driver_main(spec_path: str) -> None:
-    """Entry point of the driver process: `python -m arena.bench.server SPEC.json`."""
-    spec = json.loads(Path(spec_path).read_text())
-    stats = asyncio.run(_driver(spec))
-    print(json.dumps(stats), flush=True)
-
-
-# --------------------------------------------------------------------------- the raw baseline server
+# --------------------------------------------------------------------------- the raw baseline
 
 
 class _RawServer:
@@ -194,100 +191,9 @@ class _RawServer:
         self.thread.join(5)
 
 
-def _run_driver(spec: dict[str, Any]) -> dict[str, int]:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(spec, handle)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "arena.bench.server", handle.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    finally:
-        os.unlink(handle.name)
-    result: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-# --------------------------------------------------------------------------- the benchmark
-
-
-async def _bench(matches: int, seconds: float, idle_bots: int, variant_name: str) -> ServerBench:
-    variant = find_variant(variant_name)
-    with tempfile.TemporaryDirectory() as tmp:
-        async with trio.open_nursery() as nursery:
-            hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
-            address = f"127.0.0.1:{port}"
-            config = MatchConfig(
-                variant=variant,
-                deals=10_000,  # more than the bench can finish: every match runs the whole time
-                seed=1,
-                seat_names=tuple(f"bench{i}" for i in range(variant.seats)),
-                time_control=TimeControl(per_decision_ms=60_000, bank_ms=0),
-            )
-            runners = [hub.create_match(config) for _ in range(matches)]
-            tokens = [seat.token for runner in runners for seat in runner.seats]
-            spec = {"mode": "play", "address": address, "tokens": tokens}
-            driver = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "arena.bench.server", _write_spec(tmp, spec)], stdout=subprocess.PIPE
-            )
-            with trio.move_on_after(60):  # the driver starts, connects every bot, and play begins
-                while not all(r.state is MatchState.RUNNING for r in runners):
-                    await trio.sleep(0.05)
-            await trio.sleep(0.5)  # warm up
-            before = sum(r.decisions for r in runners)
-            cpu_before = process_cpu_s(os.getpid()), process_cpu_s(driver.pid)
-            started = trio.current_time()
-            await trio.sleep(seconds)
-            decisions = sum(r.decisions for r in runners) - before
-            elapsed = trio.current_time() - started
-            server_cpu = process_cpu_s(os.getpid()) - cpu_before[0]
-            driver_cpu = process_cpu_s(driver.pid) - cpu_before[1]
-            driver.kill()
-            await driver.wait()
-            assert driver.stdout is not None
-            nursery.cancel_scope.cancel()
-    request_bytes, reply_bytes = _mean_sizes(runners)
-    raw, raw_server_cpu, raw_driver_cpu = await trio.to_thread.run_sync(
-        _raw, len(tokens), seconds, request_bytes, reply_bytes
-    )
-    rss_per_bot = await _idle_memory(idle_bots, variant_name) if idle_bots else 0.0
-    decisions_per_s = decisions / elapsed
-    return ServerBench(
-        matches=matches,
-        seconds=round(elapsed, 3),
-        decisions=decisions,
-        decisions_per_s=round(decisions_per_s, 1),
-        raw_roundtrips_per_s=round(raw, 1),
-        ratio=round(decisions_per_s / raw, 3) if raw else 0.0,
-        request_bytes=request_bytes,
-        reply_bytes=reply_bytes,
-        server_cpu_us_per_decision=round(server_cpu * 1e6 / max(decisions, 1), 1),
-        driver_cpu_us_per_decision=round(driver_cpu * 1e6 / max(decisions, 1), 1),
-        server_cpu_us_per_roundtrip=raw_server_cpu,
-        driver_cpu_us_per_roundtrip=raw_driver_cpu,
-        idle_bots=idle_bots,
-        rss_per_idle_bot_kib=round(rss_per_bot, 1),
-    )
-
-
-def _write_spec(directory: str, spec: dict[str, Any]) -> str:
-    path = Path(directory) / f"spec-{spec['mode']}.json"
-    path.write_text(json.dumps(spec))
-    return str(path)
-
-
-def _mean_sizes(runners: list[Any]) -> tuple[int, int]:
-    """The mean request size seen, and the size of a typical reply."""
-    sizes = [size for r in runners for size in r.request_sizes]
-    reply = pb.BotMessage(action=pb.ActionReply(request_id=10_000, action=pb.Action(type="play", card="T21")))
-    return (int(sum(sizes) / len(sizes)) if sizes else 1000), reply.ByteSize()
-
-
 def _raw(streams: int, seconds: float, request_bytes: int, reply_bytes: int) -> tuple[float, float, float]:
     """Round trips per second, then server and driver CPU µs per round trip."""
-    with _RawServer(request_bytes) as server:
+    with _RawServer(request_bytes) as server, tempfile.TemporaryDirectory() as tmp:
         spec = {
             "mode": "raw",
             "address": f"127.0.0.1:{server.port}",
@@ -295,18 +201,21 @@ def _raw(streams: int, seconds: float, request_bytes: int, reply_bytes: int) -> 
             "seconds": seconds,
             "reply_bytes": reply_bytes,
         }
-        started = time.monotonic()
-        cpu = process_cpu_s(os.getpid())  # the raw server is a thread of this otherwise idle process
-        stats = _run_driver(spec)
-        server_cpu = process_cpu_s(os.getpid()) - cpu
-        elapsed = time.monotonic() - started
+        command = driver_command(DRIVER, spec, Path(tmp) / "spec-raw.json")
+        # The raw server is a thread of this otherwise idle process.
+        with Window(pids=[os.getpid()]) as window:
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+    stats = json.loads(done.stdout.strip().splitlines()[-1])
     roundtrips = max(stats["roundtrips"], 1)
     # The driver's own start-up is outside its timed loop; count only the loop.
     return (
-        stats["roundtrips"] / min(elapsed, seconds),
-        round(server_cpu * 1e6 / roundtrips, 1),
+        stats["roundtrips"] / min(window.seconds, seconds),
+        round(window.cpu_s[0] * 1e6 / roundtrips, 1),
         round(stats["cpu_us"] / roundtrips, 1),
     )
+
+
+# --------------------------------------------------------------------------- memory per idle bot
 
 
 async def _idle_memory(bots: int, variant_name: str) -> float:
@@ -328,13 +237,13 @@ async def _idle_memory(bots: int, variant_name: str) -> float:
             baseline = rss_kib()
             spec = {"mode": "idle", "address": f"127.0.0.1:{port}", "tokens": tokens}
             driver = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "arena.bench.server", _write_spec(tmp, spec)],
+                driver_command(DRIVER, spec, Path(tmp) / "spec-idle.json"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )
             assert driver.stdout is not None and driver.stdin is not None
             line = b""
-            while not line.endswith(b"\n"):
+            while not line.endswith(b"\n"):  # "connected"
                 chunk = await driver.stdout.receive_some(1)
                 if not chunk:
                     break
@@ -345,13 +254,3 @@ async def _idle_memory(bots: int, variant_name: str) -> float:
             await driver.wait()
             nursery.cancel_scope.cancel()
     return (connected - baseline) / bots
-
-
-def bench_server(
-    matches: int, seconds: float, idle_bots: int = 1000, variant: str = "grosstarock"
-) -> ServerBench:
-    return trio.run(_bench, matches, seconds, idle_bots, variant)
-
-
-if __name__ == "__main__":
-    driver_main(sys.argv[1])

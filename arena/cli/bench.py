@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
@@ -13,7 +12,6 @@ from .common import (
     CliError,
     add_variant_arguments,
     cores,
-    dump,
     positive_int,
     seconds,
     variant_list,
@@ -109,57 +107,42 @@ def register(commands: Any) -> None:
 
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
+    from ..bench.common import report
     from ..bench.engine import bench_engine
 
-    variant = variant_of(args)
-    measured = bench_engine(variant, args.seconds, seed=args.seed)
-    if args.json:
-        print(dump(measured.to_dict()))
-    else:
-        options = ", ".join(f"{k}={v}" for k, v in measured.options.items())
-        print(f"engine bench: {measured.variant} ({options or 'no options'})")
-        print(f"deals          {measured.deals}")
-        print(f"actions        {measured.actions}")
-        print(f"seconds        {measured.seconds:.3f}")
-        print(f"actions_per_s  {measured.actions_per_s:.0f}")
-        print(f"deals_per_s    {measured.deals_per_s:.1f}")
+    measured = bench_engine(variant_of(args), args.seconds, seed=args.seed)
+    report(measured.to_dict(), args.json)
     return 0
 
-def _cmd_bench_server(args: argparse.Namespace) -> int:
 
+def _cmd_bench_server(args: argparse.Namespace) -> int:
+    from ..bench.common import report
     from ..bench.server import bench_server
     from ..logs import configure
 
     configure(logging.WARNING)  # the numbers are the output
     variant_of(args)
     measured = bench_server(args.matches, args.seconds, args.idle_bots, args.variant)
-    if args.json:
-        print(dump(measured.to_dict()))
-    else:
-        for key, value in measured.to_dict().items():
-            print(f"{key:<22} {value}")
+    report(measured.to_dict(), args.json)
     return 0
 
 
 def _cmd_bench_ladder(args: argparse.Namespace) -> int:
-
+    from ..bench.common import report
     from ..bench.ladder import bench_ladder
     from ..logs import configure
 
     configure(logging.WARNING)  # the numbers are the output
     measured = bench_ladder(args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds)
-    if args.json:
-        print(json.dumps(measured.to_dict()))
-    else:
-        for key, value in measured.to_dict().items():
-            print(f"{key:<32} {value}")
+    report(measured.to_dict(), args.json)
     return 0
 
 
 def _cmd_bench_replay(args: argparse.Namespace) -> int:
+    from ..bench.common import report
     from ..bench.replay import bench_replay
+    from ..replay.read import ReplayReadError
     from ..replay.samples import SAMPLES_DIR
-    from ..replay.verify import ReplayReadError
 
     files = args.files or sorted(SAMPLES_DIR.glob("*.jsonl"))
     if not files:
@@ -169,35 +152,39 @@ def _cmd_bench_replay(args: argparse.Namespace) -> int:
     except (ReplayReadError, ValueError) as exc:
         print(f"arena bench replay: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
-    if args.json:
-        print(json.dumps(measured, ensure_ascii=False))
-        return 0
-    print(f"replay bench: {len(files)} replay logs, {args.seconds:g} s per side, alternating")
-    print(f"{'variant':<36}{'actions':>9}{'verify/s':>12}{'engine/s':>12}{'ratio':>8}")
-    for row in measured["variants"]:
-        options = " ".join(f"{k}={v}" for k, v in row["options"].items() if v != _default(row["variant"], k))
-        label = f"{row['variant']} {options}".strip()
-        print(
+    title = f"replay bench: {len(files)} replay logs, {args.seconds:g} s per side, alternating"
+    report(measured, args.json, title, lines=_replay_table(measured))
+    return 0
+
+
+def _replay_table(measured: dict[str, Any]) -> list[str]:
+    """`bench_replay`'s rates as a table: a row per variant, then all variants on one core and in
+    `jobs` processes."""
+
+    def line(label: str, row: dict[str, Any]) -> str:
+        return (
             f"{label:<36}{row['actions']:>9}{row['verify_actions_per_s']:>12,.0f}"
             f"{row['engine_actions_per_s']:>12,.0f}{row['ratio']:>8.2f}"
         )
-    total = measured["total"]
-    print(
-        f"{'all, one core each':<36}{total['actions']:>9}{total['verify_actions_per_s']:>12,.0f}"
-        f"{total['engine_actions_per_s']:>12,.0f}{total['ratio']:>8.2f}"
-    )
-    many = measured["processes"]
+
+    lines = [f"{'variant':<36}{'actions':>9}{'verify/s':>12}{'engine/s':>12}{'ratio':>8}"]
+    for row in measured["variants"]:
+        options = " ".join(f"{k}={v}" for k, v in row["options"].items() if v != _default(row["variant"], k))
+        lines.append(line(f"{row['variant']} {options}".strip(), row))
+    total, many = measured["total"], measured["processes"]
+    lines.append(line("all, one core each", total))
     if many["jobs"] > 1:
-        print(
-            f"{'all, verify in ' + str(many['jobs']) + ' processes':<36}{total['actions']:>9}"
-            f"{many['verify_actions_per_s']:>12,.0f}{total['engine_actions_per_s']:>12,.0f}"
-            f"{many['ratio_to_engine_one_core']:>8.2f}"
-        )
-    return 0
+        verify = {
+            "verify_actions_per_s": many["verify_actions_per_s"],
+            "ratio": many["ratio_to_engine_one_core"],
+        }
+        lines.append(line(f"all, verify in {many['jobs']} processes", {**total, **verify}))
+    return lines
 
 
 def _cmd_bench_arena(args: argparse.Namespace) -> int:
     from ..bench.arena import bench_arena
+    from ..bench.common import report
 
     try:
         measured = bench_arena(
@@ -205,12 +192,8 @@ def _cmd_bench_arena(args: argparse.Namespace) -> int:
         )
     except (RuntimeError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    if args.json:
-        print(json.dumps(measured.to_dict()))
-    else:
-        print("decisions/s: answered by the bots in the window; round trip: think_ms of the replays")
-        for key, value in measured.to_dict().items():
-            print(f"{key:<26} {value}")
+    title = "decisions/s: answered by the bots in the window; round trip: think_ms of the replays"
+    report(measured.to_dict(), args.json, title)
     return 0
 
 
@@ -226,4 +209,3 @@ def _window(text: str) -> float:
     if not 0 < value < 3600:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
     return value
-

@@ -1,0 +1,223 @@
+"""The bot side of `arena bench arena`: a share of the lobby bots, in one process.
+
+    python -m arena.bench.arena_driver SPEC.json
+
+The spec gives the server's address, the bots (index and bot token), the variants to join and
+the places per bot, how long to wait for the connections, how long the matches in flight may
+take to finish, and the file to write the counts to. Each bot has its own channel and TCP
+connection, waits in `LobbyService.Join`, and on every `Seated` plays the match on its own
+`BotService.Play` stream with a random legal action for each request, at once. The parent
+steers the run with lines on stdin (see `_drive`); the driver counts what the bots saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import resource
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from ..v1 import arena_pb2 as pb
+from ..v1 import arena_pb2_grpc as pb_grpc
+from .common import driver_spec
+
+# Without it, channels to one address share a TCP connection; a bot has its own.
+CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
+
+
+class _Driver:
+    """One driver process's bots, on one asyncio loop."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.address: str = spec["address"]
+        self.variants: list[str] = spec["variants"]
+        self.max_matches: int = spec["max_matches"]
+        self.measuring = False
+        self.stopping = asyncio.Event()
+        self.connected = 0
+        self.decisions = 0
+        self.window_decisions = 0
+        self.decide_ns: list[int] = []
+        self.ended: dict[str, tuple[str, float]] = {}  # match id -> (termination, wall time)
+        self.errors: Counter[str] = Counter()
+        self.rejected = 0
+        self.plays: set[asyncio.Task[None]] = set()
+        self.open_seats: Counter[int] = Counter()  # by bot: Seated, and no MatchEnd yet
+        self.seated: list[tuple[str, int, float]] = []  # (match id, seat, wall time) of every Seated
+
+    async def lobby(self, channel: Any, index: int, token: str) -> None:
+        """Wait in the lobby, starting a match for every Seated, until cancelled or, once
+        stopping, until a Seated fills the bot's last free place.
+
+        A bot cannot leave the lobby between two messages: a Seated the server sent as the
+        bot cancels its stream would be lost, and its match would wait for a bot that never
+        comes (until `start_timeout_s`, then the fault policy plays the seat). Right after a
+        Seated that fills its places the server cannot seat it again until that match has
+        been played and recorded: leaving then loses nothing.
+        """
+        stub = pb_grpc.LobbyServiceStub(channel)  # type: ignore[no-untyped-call]
+        play_stub = pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
+        rng = random.Random(index)
+        welcomed = False
+        places = self.max_matches
+        join = pb.LobbyJoin(variants=self.variants, max_matches=self.max_matches, bot_version="bench")
+        while not self.stopping.is_set():
+            retry_s = 0.5
+            call = stub.Join(join, metadata=(("authorization", f"Bearer {token}"),))
+            try:
+                async for message in call:
+                    kind = message.WhichOneof("kind")
+                    if kind == "welcome":
+                        places = message.welcome.max_matches
+                        if not welcomed:
+                            welcomed = True
+                            self.connected += 1
+                    elif kind == "seated":
+                        self.open_seats[index] += 1
+                        seated = message.seated
+                        self.seated.append((seated.match_id, seated.seat, time.time()))
+                        task = asyncio.create_task(self.play(play_stub, seated, rng, index))
+                        self.plays.add(task)
+                        task.add_done_callback(self.plays.discard)
+                        if self.stopping.is_set() and self.open_seats[index] >= places:
+                            return
+                    elif kind == "paused":
+                        self.errors["lobby paused"] += 1
+                self.errors["lobby ended by the server"] += 1
+            except grpc.aio.AioRpcError as error:
+                self.errors[f"lobby {error.code().name}"] += 1
+                for key, value in error.trailing_metadata() or ():
+                    if key == "retry-after-ms":
+                        retry_s = min(int(value) / 1000, 5.0)
+            finally:
+                call.cancel()
+            await asyncio.sleep(retry_s)
+
+    async def play(self, stub: Any, seated: Any, rng: random.Random, index: int) -> None:
+        """Play one seat: a random legal action for every request, at once."""
+        call = stub.Play(metadata=(("authorization", f"Bearer {seated.seat_token}"),))
+        seat_open = True
+        try:
+            await call.write(pb.BotMessage(hello=pb.Hello(bot_name=f"bench{index:03d}", protocol_version=1)))
+            async for message in call:
+                kind = message.WhichOneof("kind")
+                if kind == "request":
+                    received = time.perf_counter_ns()
+                    request = message.request
+                    action = rng.choice(request.legal_actions)
+                    reply = pb.ActionReply(request_id=request.request_id, action=action)
+                    await call.write(pb.BotMessage(action=reply))
+                    took = time.perf_counter_ns() - received
+                    self.decisions += 1
+                    if self.measuring:
+                        self.window_decisions += 1
+                        self.decide_ns.append(took)
+                elif kind == "rejected":
+                    self.rejected += 1
+                elif kind == "match_end":
+                    self.ended.setdefault(seated.match_id, (message.match_end.termination, time.time()))
+                    self.open_seats[index] -= 1
+                    seat_open = False
+                    await call.done_writing()
+        except grpc.aio.AioRpcError as error:
+            self.errors[f"play {error.code().name}"] += 1
+        finally:
+            if seat_open:
+                self.open_seats[index] -= 1
+
+    def stats(self, unfinished: int) -> dict[str, Any]:
+        return {
+            "connected": self.connected,
+            "decisions": self.decisions,
+            "window_decisions": self.window_decisions,
+            "decide_us": [ns // 1000 for ns in self.decide_ns],
+            "ended": self.ended,
+            "seated": self.seated,
+            "errors": dict(self.errors),
+            "rejected": self.rejected,
+            "unfinished": unfinished,
+        }
+
+
+def _raise_file_limit() -> None:
+    """Every bot holds a TCP connection: allow as many descriptors as the hard limit does."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max(soft, 65536) if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
+    """The driver's side of the run, driven by the parent's commands on stdin (see `arena.py`):
+
+    - connect every bot, then print "connected N";
+    - "start": the window begins; "stop": it ends, and every bot leaves the lobby right after
+      its next Seated (see `_Driver.lobby`);
+    - "status R": print "status R <matches in flight> <bots still in the lobby>";
+    - "leave": the arena is quiet (no match running, and too few bots left in the lobby to
+      fill a table): leave, finish the matches in flight, write the result, print "done".
+    """
+    driver = _Driver(spec)
+    loop = asyncio.get_running_loop()
+
+    async def command() -> str:
+        line: str = await loop.run_in_executor(None, sys.stdin.readline)
+        return line.strip() or "leave"  # end of input: the parent is gone
+
+    channels = [grpc.aio.insecure_channel(spec["address"], options=CHANNEL_OPTIONS) for _ in spec["tokens"]]
+    lobbies = [
+        asyncio.create_task(driver.lobby(channel, index, token))
+        for channel, (index, token) in zip(channels, spec["tokens"], strict=True)
+    ]
+    try:
+        deadline = time.monotonic() + spec["connect_timeout_s"]
+        while driver.connected < len(lobbies) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        print(f"connected {driver.connected}", flush=True)
+        if await command() == "start":
+            driver.measuring = True
+            await command()  # "stop"
+        driver.measuring = False
+        driver.stopping.set()
+        while (line := await command()).startswith("status"):
+            in_lobby = sum(not task.done() for task in lobbies)
+            print(f"{line} {len(driver.plays)} {in_lobby}", flush=True)
+        for task in lobbies:
+            task.cancel()
+        await asyncio.gather(*lobbies, return_exceptions=True)
+        deadline = time.monotonic() + spec["drain_s"]
+        while driver.plays and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        unfinished = len(driver.plays)
+        for play in list(driver.plays):
+            play.cancel()
+        await asyncio.gather(*list(driver.plays), return_exceptions=True)
+        return driver.stats(unfinished)
+    finally:
+        for task in lobbies:
+            task.cancel()
+        await asyncio.gather(*lobbies, return_exceptions=True)
+        for channel in channels:
+            await channel.close()
+
+
+def main(argv: list[str]) -> None:
+    """Entry point of a driver process: `python -m arena.bench.arena_driver SPEC.json`."""
+    _raise_file_limit()
+    spec = driver_spec(argv)
+    stats = asyncio.run(_drive(spec))
+    Path(spec["result"]).write_text(json.dumps(stats))
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
