@@ -23,7 +23,8 @@ from .common import CliError
 COMMAND_MODULES: tuple[str, ...] = (
     "arena.cli.rules",
     "arena.cli.bench",
-    "arena.cli.matches",
+    "arena.cli.serve",
+    "arena.cli.play",
     "arena.cli.ladder",
     "arena.cli.conformance",
     "arena.cli.replay",
