@@ -19,9 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "pyt
 
 import grpc
 import pytest
-from arena_bot import BotError, MatchResult, action_text, heuristic_bot, make_action, random_bot, run_bot
+from arena_bot import Bot, BotError, MatchResult, action_text, heuristic_bot, make_action, random_bot, run_bot
 from arena_bot import cards as C
-from arena_bot.sdk import Bot
 from arena_bot.v1 import arena_pb2 as pb
 
 from arena.engine import DealState, deck_for, find_variant, observation

@@ -279,7 +279,7 @@ REMOTE_BOT = """
 import sys, time
 import grpc
 from arena_bot.random_bot import decide
-from arena_bot.sdk import BotError, run_bot
+from arena_bot import BotError, run_bot
 
 address, token, matches = sys.argv[1], sys.argv[2], int(sys.argv[3])
 played = 0

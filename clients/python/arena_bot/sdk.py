@@ -13,8 +13,7 @@ reconnected when it breaks; authentication and protocol errors are final, `BotEr
 registered bot of the standing arena passes ``--bot-token`` instead: `main` joins the lobby with
 `run_lobby` (`arena_bot.lobby`) and plays every match it is seated at, each with `run_bot`.
 
-This module sits on top of both clients; it also re-exports the match client's names
-(`run_bot`, `Bot`, `BotError`, …) so that ``from arena_bot.sdk import …`` keeps working.
+This module sits on top of both clients. The public names are imported from `arena_bot`.
 """
 
 from __future__ import annotations
@@ -26,31 +25,10 @@ import sys
 import threading
 
 from arena_bot.lobby import LobbyResult, run_lobby
-from arena_bot.match import MAX_TRIES_PER_REQUEST as MAX_TRIES_PER_REQUEST
-from arena_bot.match import (
-    PROTOCOL_VERSION,
-    Bot,
-    BotError,
-    Decide,
-    MatchResult,
-    action_text,
-    make_action,
-    run_bot,
-)
-from arena_bot.match import RETRYABLE as RETRYABLE
+from arena_bot.match import Bot, BotError, Decide, MatchResult, run_bot
 from arena_bot.v1 import arena_pb2
 
-__all__ = [
-    "PROTOCOL_VERSION",
-    "Bot",
-    "BotError",
-    "Decide",
-    "MatchResult",
-    "action_text",
-    "main",
-    "make_action",
-    "run_bot",
-]
+__all__ = ["main"]
 
 
 def _env_int(name: str, default: int) -> int:
