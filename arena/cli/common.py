@@ -22,14 +22,23 @@ def option(text: str) -> tuple[str, str]:
     return key, value
 
 
-def positive_int(text: str) -> int:
+def _whole(text: str, least: int, expected: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _whole(text, 1, "a number of at least 1")
+
+
+def index(text: str) -> int:
+    """A position counted from 0 (a deal, a seat, a step)."""
+    return _whole(text, 0, "a number of 0 or more")
 
 
 def seconds(text: str) -> float:

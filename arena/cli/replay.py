@@ -16,7 +16,7 @@ from typing import Any
 
 from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
-from .common import cores, positive_int
+from .common import cores, index, positive_int
 
 
 def register(commands: Any) -> None:
@@ -57,12 +57,12 @@ def register(commands: Any) -> None:
         "what that seat knew: its hand, the actions it was offered, its time.",
     )
     show.add_argument("file", type=Path, metavar="FILE")
-    show.add_argument("--deal", type=_index, metavar="K", help="only deal K (from 0)")
-    show.add_argument("--seat", type=_index, metavar="N", help="only what seat N knew")
+    show.add_argument("--deal", type=index, metavar="K", help="only deal K (from 0)")
+    show.add_argument("--seat", type=index, metavar="N", help="only what seat N knew")
     show.add_argument(
         "--from",
         dest="start",
-        type=_index,
+        type=index,
         default=0,
         metavar="STEP",
         help="start at decision STEP of each deal",
@@ -88,24 +88,14 @@ def register(commands: Any) -> None:
         "the bot answered, 1 when it gave no legal answer.",
     )
     ask.add_argument("file", type=Path, metavar="FILE")
-    ask.add_argument("--deal", type=_index, required=True, metavar="K")
+    ask.add_argument("--deal", type=index, required=True, metavar="K")
     ask.add_argument(
-        "--step", type=_index, required=True, metavar="N", help="the decision's step in the deal"
+        "--step", type=index, required=True, metavar="N", help="the decision's step in the deal"
     )
     ask.add_argument("--bot", required=True, metavar="CMD", help="the bot command, e.g. 'python my_bot.py'")
     ask.add_argument("--no-clock", action="store_true", help="no time limit: wait for the bot")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
     ask.set_defaults(run=_cmd_ask, parser=ask)
-
-
-def _index(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of 0 or more, got {value}")
-    return value
 
 
 def _fail(args: argparse.Namespace, message: str) -> None:
