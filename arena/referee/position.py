@@ -50,8 +50,9 @@ Probes (`Probe`), per position:
 reason and rule, whether its id is that of an earlier request: a late answer), the number of
 `Hello`s during the position (`reconnects`) and the protocol faults. `wrong_ids` lists the ids
 of answers that match no request sent. Protocol faults (an answer before `Hello`, a second
-`Hello`, an empty or unknown message, an oversized message, too many messages in flight) end
-the stream as the referee does.
+`Hello`, a `Hello` of a protocol version the server does not speak (`seat.PROTOCOL_VERSIONS`;
+FAILED_PRECONDITION), an empty or unknown message, an oversized message, too many messages in
+flight) end the stream as the referee does.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ from ..engine import Action, ActionError, DealState, IllegalActionError, Variant
 from ..protocol import action_from_message, legal_messages, view_message
 from ..v1 import arena_pb2 as pb
 from .runner import MatchState
-from .seat import INBOX_SIZE, MAX_BOT_MESSAGE_BYTES, Link, LinkChange, Reply, TimeControl
+from .seat import INBOX_SIZE, MAX_BOT_MESSAGE_BYTES, Link, LinkChange, Reply, TimeControl, hello_refusal
 
 __all__ = [
     "Answer",
@@ -151,6 +152,7 @@ class BotSeat:
     link: Link | None = None
     hello: bool = False
     bot_name: str = ""
+    bot_version: str = ""
     crashed: str = ""  # why the bot is known to be gone for good
     disconnected_at: float | None = None  # trio time; None while connected or before the first Hello
 
@@ -310,8 +312,12 @@ class PositionRunner:
             if bot.hello:
                 self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "a second Hello on the same stream")
                 return
+            refusal = hello_refusal(message.hello.protocol_version)  # as the referee refuses it
+            if refusal:
+                self._protocol_fault(grpc.StatusCode.FAILED_PRECONDITION, refusal)
+                return
             bot.hello = True
-            bot.bot_name = message.hello.bot_name
+            bot.bot_name, bot.bot_version = message.hello.bot_name, message.hello.bot_version
             bot.disconnected_at = None
             link.send(pb.ServerMessage(match_start=self._match_start()))
             if self._pending is not None:

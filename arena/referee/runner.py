@@ -57,6 +57,7 @@ from .seat import (
     Reply,
     Seat,
     TimeControl,
+    hello_refusal,
 )
 
 log = structlog.get_logger()
@@ -121,6 +122,7 @@ class MatchRunner:
         self._request_ids = iter(range(1, 2**62))
         self.decisions = 0
         self._writer: ReplayWriter | None = None  # opened when the match runs
+        self._early: list[dict[str, Any]] = []  # lines of before that, written after the header
         # The decision in progress is woken at `_alarm` (trio time) by the watchdog task.
         self._alarm = math.inf
         self._alarm_scope: trio.CancelScope | None = None
@@ -166,13 +168,19 @@ class MatchRunner:
             self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
             return
         if kind == "hello":
+            hello = message.hello
             if seat.hello:
                 self._protocol_fault(
                     seat, grpc.StatusCode.INVALID_ARGUMENT, "a second Hello on the same stream"
                 )
                 return
+            refusal = hello_refusal(hello.protocol_version)
+            if refusal:
+                self._protocol_fault(seat, grpc.StatusCode.FAILED_PRECONDITION, refusal)
+                return
             seat.hello = True
-            seat.bot_name = message.hello.bot_name
+            seat.hellos += 1
+            seat.bot_name, seat.bot_version = hello.bot_name, hello.bot_version
             link.send(pb.ServerMessage(match_start=self._match_start(seat.index)))
             if seat.pending is not None:
                 link.send(seat.pending_message)
@@ -181,6 +189,15 @@ class MatchRunner:
             self._push(seat, LinkChange(True))
             if was_away:
                 self._write({"type": "connection", "seat": seat.index, "event": "reconnected"})
+            self._write(
+                {
+                    "type": "hello",
+                    "seat": seat.index,
+                    "bot_name": hello.bot_name,
+                    "bot_version": hello.bot_version,
+                    "protocol_version": hello.protocol_version,
+                }
+            )
             self._check_ready()
         elif kind == "action":
             if not seat.hello:
@@ -251,6 +268,8 @@ class MatchRunner:
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
             self._writer.write(line)
+        else:  # a bot that said Hello before `run` opened the log
+            self._early.append(line)
 
     def broadcast(self, event: bytes | pb.Event) -> None:
         """Queue a public event for every seat (it goes out with the seat's next message).
@@ -293,6 +312,9 @@ class MatchRunner:
                 "max_invalid": c.max_invalid,
             }
         )
+        for line in self._early:
+            self._write(line)
+        self._early = []
         try:
             with trio.move_on_after(c.start_timeout_s):
                 await self._all_ready.wait()
@@ -509,6 +531,7 @@ class MatchRunner:
                 action = candidate
             except (IllegalActionError, ActionError) as exc:
                 invalid += 1
+                seat.rejected += 1
                 rule = exc.rule if isinstance(exc, IllegalActionError) else "protocol"
                 time_left = max(0, int((deadline - trio.current_time()) * 1000))
                 seat.send(

@@ -22,6 +22,20 @@ INBOX_SIZE = 16
 MAX_UNSOLICITED_PER_SECOND = 100  # messages that answer no pending request
 MAX_BOT_MESSAGE_BYTES = 16 * 1024  # an answer is a few dozen bytes
 
+# The protocol versions this server speaks (`Hello.protocol_version`). A Hello naming another one
+# is refused: a protocol fault of the seat, and the stream ends with FAILED_PRECONDITION and
+# `hello_refusal`'s text. A Hello with version 0 (the field unset, as bots written before the field
+# was checked send it) is accepted as version 1, the first version, for compatibility.
+PROTOCOL_VERSIONS = (1,)
+
+
+def hello_refusal(protocol_version: int) -> str:
+    """Why a Hello speaking `protocol_version` is refused; "" if this server speaks it (0 is 1)."""
+    if (protocol_version or 1) in PROTOCOL_VERSIONS:
+        return ""
+    spoken = ", ".join(str(v) for v in PROTOCOL_VERSIONS)
+    return f"protocol version {protocol_version} is not spoken here; this server speaks {spoken}"
+
 
 class Link(Protocol):
     """Where a seat's messages go: a bot stream (or a test double)."""
@@ -126,8 +140,11 @@ class Seat:
     token: str
     bank_ms: int
     link: Link | None = None
-    hello: bool = False
-    bot_name: str = ""
+    hello: bool = False  # a Hello was accepted on the current link
+    bot_name: str = ""  # what the last accepted Hello said
+    bot_version: str = ""
+    hellos: int = 0  # Hellos accepted over the whole match, reconnections included (0: never)
+    rejected: int = 0  # answers rejected with an ActionRejected over the whole match
     crashed: bool = False
     disconnected_at: float | None = None  # trio time; None while connected
     pending: int | None = None  # the id of the request awaiting an answer

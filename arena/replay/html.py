@@ -20,8 +20,10 @@ from typing import Any
 from ..engine import Action, observation
 from .read import DealLog, Replay
 from .timeline import (
+    Event,
     action_text,
     clocks,
+    events,
     public_action,
     running_points,
     trick_points,
@@ -44,7 +46,14 @@ def replay_data(replay: Replay) -> dict[str, Any]:
     assert variant is not None
     h = replay.header
     per, bank, increment = replay.time_control
-    deals = [_deal_data(replay, log, clocks(replay)) for log in replay.deals]
+    between = events(replay)
+    deals = [_deal_data(replay, log, clocks(replay), between) for log in replay.deals]
+    # The bot each seat's first Hello named; version 1 logs have no hello lines (null: not known).
+    bots = (
+        [hello.bot if hello is not None else "no Hello in the log" for hello in replay.first_hellos()]
+        if h.get("version", 1) != 1
+        else None
+    )
     return {
         "variant": variant.name,
         "options": dict(variant.options),
@@ -52,6 +61,7 @@ def replay_data(replay: Replay) -> dict[str, Any]:
         "seed": h.get("seed"),
         "dealerTurns": h.get("deals"),
         "names": list(h.get("seats", [])),
+        "bots": bots,
         "seats": variant.seats,
         "clock": {"perDecision": per, "bank": bank, "increment": increment},
         "faultPolicy": h.get("fault_policy"),
@@ -62,15 +72,16 @@ def replay_data(replay: Replay) -> dict[str, Any]:
     }
 
 
-def _deal_data(replay: Replay, log: DealLog, times: dict[tuple[int, int], Any]) -> dict[str, Any]:
+def _deal_data(
+    replay: Replay,
+    log: DealLog,
+    times: dict[tuple[int, int], Any],
+    between: dict[tuple[int, int], list[Event]],
+) -> dict[str, Any]:
     notes: dict[int, list[dict[str, Any]]] = {}  # the referee tells no other seat about these
-    for note in replay.notes:
-        if note.deal == log.index:
-            if note.type == "connection":
-                text = f"seat {note.seat} {note.event}" + (f": {note.detail}" if note.detail else "")
-            else:
-                text = f"seat {note.seat} protocol fault: {note.detail}"
-            notes.setdefault(note.step, []).append({"seat": note.seat, "text": text})
+    for (deal, step), found in between.items():
+        if deal == log.index:
+            notes[step] = [{"seat": event.seat, "text": event.text} for event in found]
     frames: list[dict[str, Any]] = []
     first: dict[str, Any] = {}
     for state, decision in walk(replay, log):

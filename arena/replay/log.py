@@ -3,7 +3,8 @@
 Line types, in order: ``header``; per deal ``deal_start``, one ``action`` per
 decision (with think time and fault), ``deal`` (the complete deal record of
 replays/FORMAT.md, each action annotated with ``think_ms`` and ``fault``);
-``connection`` lines whenever a seat drops or comes back; ``match_end`` last.
+``connection`` lines whenever a seat drops or comes back, ``hello`` lines (since
+version 2) whenever the referee accepts a bot's Hello; ``match_end`` last.
 
 Lines are buffered and handed to the operating system in batches: the writer
 reports its first unflushed line to `on_pending`, and the referee flushes every
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 REPLAY_FORMAT = "arena-replay"
-REPLAY_VERSION = 1
+REPLAY_VERSION = 2  # 2 added the `hello` line; version 1 logs are read as before
 FLUSH_AFTER_S = 0.05
 
 # The format's vocabulary: what the referee writes and the verifier accepts.

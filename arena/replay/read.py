@@ -2,7 +2,8 @@
 
 The data types the check fills (arena.replay.verify) and the other tools read: a `Replay`, with its
 deals (`DealLog`), their decisions (`Decision`), the connection and protocol fault lines (`Note`),
-and the `Problem` that ends the check; `ReplayReadError` for a file that cannot be read at all.
+the bots' accepted Hellos (`BotHello`), and the `Problem` that ends the check; `ReplayReadError`
+for a file that cannot be read at all.
 Then what the three parts of the check share (verify.py, actions.py, textcheck.py): the referee's
 vocabulary, the decoding of a log's bytes into text, how a check stops at a problem (`Stop`), and
 a few tests and spellings of JSON values. The format is in replays/FORMAT.md, "Replay logs".
@@ -73,6 +74,26 @@ class Note:
     line: int
 
 
+@dataclass(frozen=True)
+class BotHello:
+    """A `hello` line (version 2 on): what a seat's bot said in a Hello the referee accepted, placed
+    in the match as a `Note` is: before `step` of `deal`."""
+
+    deal: int
+    step: int
+    seat: int
+    bot_name: str
+    bot_version: str
+    protocol_version: int  # as the bot sent it: 0 is unset, which the referee takes for 1
+    line: int
+
+    @property
+    def bot(self) -> str:
+        """The bot as it named itself, e.g. ``heuristic 1.2``."""
+        name = self.bot_name or "(no name)"
+        return f"{name} {self.bot_version}" if self.bot_version else f"{name} (no version)"
+
+
 @dataclass
 class DealLog:
     index: int
@@ -96,6 +117,7 @@ class Replay:
     variant: Variant | None = None
     deals: list[DealLog] = field(default_factory=list)  # filled when collecting
     notes: list[Note] = field(default_factory=list)  # filled when collecting
+    hellos: list[BotHello] = field(default_factory=list)  # always filled: a few lines a match
     match_end: dict[str, Any] | None = None
     problem: Problem | None = None
     actions: int = 0  # actions verified
@@ -119,6 +141,25 @@ class Replay:
     def time_control(self) -> tuple[int, int, int]:
         tc = self.header.get("time_control", {})
         return (tc.get("per_decision_ms", 0), tc.get("bank_ms", 0), tc.get("increment_ms", 0))
+
+    def first_hellos(self) -> list[BotHello | None]:
+        """Each seat's first accepted Hello (None: none in the log, or a version 1 log)."""
+        first: list[BotHello | None] = [None] * self.seats
+        for hello in reversed(self.hellos):
+            first[hello.seat] = hello
+        return first
+
+    def bot_changes(self) -> list[tuple[BotHello, BotHello]]:
+        """(Hello, the seat's Hello before it) for each Hello that names another bot or version."""
+        last: dict[int, BotHello] = {}
+        changes = []
+        for hello in self.hellos:
+            before = last.get(hello.seat)
+            said = (hello.bot_name, hello.bot_version)
+            if before is not None and (before.bot_name, before.bot_version) != said:
+                changes.append((hello, before))
+            last[hello.seat] = hello
+        return changes
 
     def deal(self, index: int) -> DealLog:
         for deal in self.deals:

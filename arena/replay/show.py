@@ -1,11 +1,12 @@
 """`arena replay show`: a replay as text, deal by deal and trick by trick.
 
-The omniscient view shows every hand, every decision with its think time and clock, the faults
-and connection events, the running card points, the declarations and the payments. The view of
-one seat (`seat=N`) is built only from what that seat was told: its `observation()` before each
-of its decisions (its hand, the legal actions it was offered), the public version of every
-action (a discard without its card), the public faults, and its own clock. It never reads
-another seat's hand, so it cannot show one.
+The omniscient view shows the bot each seat's Hello named, every hand, every decision with its
+think time and clock, the faults and connection events (and a bot that came back as another bot
+or version), the running card points, the declarations and the payments. The view of one seat
+(`seat=N`) is built only from what that seat was told: its `observation()` before each of its
+decisions (its hand, the legal actions it was offered), the public version of every action (a
+discard without its card), the public faults, and its own clock and bot. It never reads another
+seat's hand, so it cannot show one.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 from ..engine import Action, DealState, Trick, observation
-from .read import DealLog, Decision, Note, Replay
+from .read import BotHello, DealLog, Decision, Replay
 from .timeline import (
     PHASE_NAMES,
     SUIT_SYMBOLS,
     Clock,
+    Event,
     action_text,
     card_text,
     clocks,
+    events,
     hand_text,
     public_action,
     running_points,
@@ -42,7 +45,16 @@ def _plain(values: Iterable[Any]) -> str:
     return " ".join(str(v) for v in values)
 
 
-def render_header(replay: Replay, out: TextIO) -> None:
+def bot_text(hello: BotHello | None) -> str:
+    """The bot a seat's Hello named, as the header shows it."""
+    if hello is None:
+        return "no Hello in the log"
+    unset = " (protocol version unset, taken as 1)" if hello.protocol_version == 0 else ""
+    return f"bot {hello.bot}{unset}"
+
+
+def render_header(replay: Replay, out: TextIO, seat: int | None = None) -> None:
+    """The match; with `seat`, only that seat's bot (no seat is told which bots the others run)."""
     h = replay.header
     variant = replay.variant
     assert variant is not None
@@ -57,8 +69,11 @@ def render_header(replay: Replay, out: TextIO) -> None:
     if increment:
         clock += f" (+{seconds_text(increment)} per decision)"
     print(f"clock: {clock} · fault policy {h.get('fault_policy')}", file=out)
-    for seat, name in enumerate(h.get("seats", [])):
-        print(f"  seat {seat}: {name}", file=out)
+    # Version 1 logs have no hello lines: they do not say which bots played.
+    hellos = replay.first_hellos() if h.get("version", 1) != 1 else []
+    for index, name in enumerate(h.get("seats", [])):
+        bot = f" · {bot_text(hellos[index])}" if index < len(hellos) and seat in (None, index) else ""
+        print(f"  seat {index}: {name}{bot}", file=out)
 
 
 def render(
@@ -69,22 +84,23 @@ def render(
     start: int = 0,
 ) -> None:
     """Render the deals of `replay` (or only `deal`), from decision `start` of each deal on."""
-    render_header(replay, out)
+    render_header(replay, out, seat)
     times = clocks(replay)
+    between = events(replay)
     for log in replay.deals:
         if deal is not None and log.index != deal:
             continue
         print(file=out)
         if seat is None:
-            _Omniscient(replay, log, times, out).render(start)
+            _Omniscient(replay, log, times, out, between).render(start)
         else:
-            _SeatView(replay, log, times, out, seat).render(start)
+            _SeatView(replay, log, times, out, between, seat).render(start)
     if deal is None:  # connection events between the last deal and the end of the match
         shown = {log.index for log in replay.deals}
-        for note in replay.notes:
-            if note.deal not in shown and seat in (None, note.seat):
-                detail = f": {note.detail}" if note.detail else ""
-                print(f"  ⚡ seat {note.seat} {note.event}{detail}", file=out)
+        for (at, _), found in sorted(between.items()):
+            for event in found:
+                if at not in shown and seat in (None, event.seat):
+                    print(event_line(event), file=out)
     end = replay.match_end
     if end is not None and deal is None:
         print(file=out)
@@ -99,20 +115,26 @@ def render(
             print(f"  faults       {_plain(faults.get(str(s), 0) for s in range(replay.seats))}", file=out)
 
 
+def event_line(event: Event) -> str:
+    return f"  {'⚠' if event.kind == 'fault' else '⚡'} {event.text}"
+
+
 class _Deal:
     """What both views share: the deal's heading, the notes between decisions."""
 
     def __init__(
-        self, replay: Replay, log: DealLog, times: dict[tuple[int, int], Clock], out: TextIO
+        self,
+        replay: Replay,
+        log: DealLog,
+        times: dict[tuple[int, int], Clock],
+        out: TextIO,
+        between: dict[tuple[int, int], list[Event]],
     ) -> None:
         self.replay = replay
         self.log = log
         self.times = times
         self.out = out
-        self.notes: dict[int, list[Note]] = {}
-        for note in replay.notes:
-            if note.deal == log.index:
-                self.notes.setdefault(note.step, []).append(note)
+        self.notes = {step: found for (deal, step), found in between.items() if deal == log.index}
         self.phase = ""
         self.trick_no = -1
 
@@ -142,16 +164,11 @@ class _Deal:
         self.phase = phase
 
     def note_lines(self, step: int, only: int | None = None) -> None:
-        """Connection events and protocol faults before `step`; with `only`, just that seat's own:
-        the referee tells no other seat about them."""
-        for note in self.notes.get(step, []):
-            if only is not None and note.seat != only:
-                continue
-            if note.type == "connection":
-                text = f"  ⚡ seat {note.seat} {note.event}" + (f": {note.detail}" if note.detail else "")
-            else:
-                text = f"  ⚠ seat {note.seat} protocol fault: {note.detail}"
-            self.line(text)
+        """Connection events, protocol faults and changed bots before `step`; with `only`, just that
+        seat's own: the referee tells no other seat about them."""
+        for event in self.notes.get(step, []):
+            if only is None or event.seat == only:
+                self.line(event_line(event))
 
     def result_lines(self, result: dict[str, Any], ledger: bool) -> None:
         self.line("result" + (" · annulled (redeal)" if result.get("annulled") else ""))
@@ -275,9 +292,15 @@ class _Omniscient(_Deal):
 
 class _SeatView(_Deal):
     def __init__(
-        self, replay: Replay, log: DealLog, times: dict[tuple[int, int], Clock], out: TextIO, seat: int
+        self,
+        replay: Replay,
+        log: DealLog,
+        times: dict[tuple[int, int], Clock],
+        out: TextIO,
+        between: dict[tuple[int, int], list[Event]],
+        seat: int,
     ) -> None:
-        super().__init__(replay, log, times, out)
+        super().__init__(replay, log, times, out, between)
         self.seat = seat
 
     def render(self, start: int) -> None:

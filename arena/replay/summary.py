@@ -1,6 +1,7 @@
 """A finished match's results as read back from its replay log (replays/FORMAT.md).
 
-Both services that rate matches (the ladder and the standing arena) read them here.
+Both services that rate matches (the ladder and the standing arena) read them here, and the bots
+that played each seat (`read_hellos`).
 """
 
 from __future__ import annotations
@@ -61,3 +62,21 @@ def read_results(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow],
             elif kind == "fault":
                 faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
     return deals, faults, decisions
+
+
+def read_hellos(path: Path, seats: int) -> list[tuple[str, str]]:
+    """Per seat, the (bot_name, bot_version) of the last Hello the referee accepted, from the
+    `hello` lines of a replay log (replays/FORMAT.md, version 2 on); ("", "") for a seat that never
+    said Hello, and for every seat of a version 1 log, which has no hello lines."""
+    bots = [("", "")] * seats
+    with path.open(encoding="utf-8") as lines:
+        for text in lines:
+            if '"hello"' not in text:  # rare: a few lines a match; the rest is not parsed
+                continue
+            line = json.loads(text)
+            if not isinstance(line, dict) or line.get("type") != "hello":
+                continue
+            seat = line.get("seat")
+            if isinstance(seat, int) and 0 <= seat < seats:
+                bots[seat] = (str(line.get("bot_name", "")), str(line.get("bot_version", "")))
+    return bots

@@ -1,4 +1,5 @@
-"""A verified replay as a sequence of positions: the deal state before each decision, the clock.
+"""A verified replay as a sequence of positions: the deal state before each decision, the clock,
+the events between decisions (connections, protocol faults, a seat's bot changing).
 
 `verify_replay(path, collect=True)` gives the deals and their decisions; this module walks them
 through the engine again for the renderers (`show`, `html`) and for `ask`. Only a verified
@@ -70,6 +71,40 @@ def _clock(replay: Replay) -> tuple[dict[tuple[int, int], Clock], list[int]]:
             after = max(0, before - over) if over > 0 else before
             banks[seat] = after + increment
     return out, banks
+
+
+@dataclass(frozen=True)
+class Event:
+    """A connection event, a protocol fault, or a bot that came back as another bot or version."""
+
+    seat: int
+    kind: str  # "connection", "fault" or "bot"
+    text: str  # e.g. ``seat 1 disconnected``, ``seat 1 protocol fault: …``
+    line: int
+
+
+def events(replay: Replay) -> dict[tuple[int, int], list[Event]]:
+    """The events before each (deal, step), in file order (needs `collect`)."""
+    found = [
+        Event(
+            note.seat,
+            note.type,
+            f"seat {note.seat} {note.event}" + (f": {note.detail}" if note.detail else "")
+            if note.type == "connection"
+            else f"seat {note.seat} protocol fault: {note.detail}",
+            note.line,
+        )
+        for note in replay.notes
+    ]
+    places = {note.line: (note.deal, note.step) for note in replay.notes}
+    for hello, before in replay.bot_changes():
+        text = f"seat {hello.seat} now runs {hello.bot} (was {before.bot})"
+        found.append(Event(hello.seat, "bot", text, hello.line))
+        places[hello.line] = (hello.deal, hello.step)
+    out: dict[tuple[int, int], list[Event]] = {}
+    for event in sorted(found, key=lambda e: e.line):
+        out.setdefault(places[event.line], []).append(event)
+    return out
 
 
 def walk(replay: Replay, deal: DealLog) -> Iterator[tuple[DealState, Decision | None]]:

@@ -10,6 +10,8 @@ What is checked (the log format is in replays/FORMAT.md, "Replay logs"):
   an action the fault policy chose, that it is the substitute the referee draws;
 * each `deal` line: its record agrees with the `deal_start` and `action` lines, the replayed
   result equals the recorded one, and so do the running scores;
+* each `hello` line (version 2 on): a seat of the table, the bot's name and version as strings,
+  the protocol version as a whole number;
 * the `match_end` line: termination, forfeiting seat, pot split, final scores, fault counts.
 
 The first problem ends the check, so everything before it holds. A problem is *damage* (the
@@ -37,6 +39,7 @@ from ..engine import ConfigError, Match, Variant, find_variant
 from ..files import InputFileError, read_input
 from .log import CONNECTION_EVENTS, FAULT_POLICIES, REPLAY_FORMAT, REPLAY_VERSION, TERMINATIONS
 from .read import (
+    BotHello,
     Note,
     Problem,
     Replay,
@@ -160,6 +163,8 @@ class _Checker(TextCheck):
             self._deal_end(number, obj)
         elif kind in ("connection", "fault"):
             self._note(number, obj)
+        elif kind == "hello":
+            self._hello(number, obj)
         elif kind == "match_end":
             self._match_end(number, obj)
         elif kind == "header":
@@ -337,6 +342,23 @@ class _Checker(TextCheck):
             else:
                 deal, step = (self.match.deal_index if self.match is not None else 0), 0
             self.replay.notes.append(Note(deal, step, seat, kind, str(event), detail, number))
+
+    def _hello(self, number: int, obj: dict[str, Any]) -> None:
+        if self.replay.header.get("version") == 1:
+            self._damage(number, "is a hello line in a version 1 log (hello lines came with version 2)")
+        seat = obj.get("seat")
+        if not is_int(seat) or not 0 <= seat < self.replay.seats:
+            self._damage(number, f"has seat {seat!r}; expected 0…{self.replay.seats - 1}")
+        name, version, protocol = obj.get("bot_name"), obj.get("bot_version"), obj.get("protocol_version")
+        if not isinstance(name, str) or not isinstance(version, str):
+            self._damage(number, "needs the bot_name and bot_version strings the bot sent")
+        if not is_int(protocol) or protocol < 0:
+            self._damage(number, f"has protocol_version {protocol!r}; expected a whole number from 0")
+        if self.state is not None and self.deal_log is not None:
+            deal, step = self.deal_log.index, len(self.texts)
+        else:
+            deal, step = (self.match.deal_index if self.match is not None else 0), 0
+        self.replay.hellos.append(BotHello(deal, step, seat, name, version, protocol, number))
 
     def _match_end(self, number: int, obj: dict[str, Any]) -> None:
         match = self.match

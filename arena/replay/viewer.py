@@ -229,6 +229,9 @@ function render() {
     const box = el("div", { class: `seat pos-${placeOf(seat)}`, id: `seat-${seat}`, "data-seat": String(seat) },
       el("div", { class: "name", text: `seat ${seat}${roles.length ? " · " + roles.join(", ") : ""}` }),
       el("div", { class: "info", text: DATA.names[seat] || "" }),
+      // The bot its Hello named; a seat's view shows its own only (no seat is told the others').
+      DATA.bots && (viewer === null || viewer === seat)
+        ? el("div", { class: "info bot", id: `bot-${seat}`, text: DATA.bots[seat] }) : null,
       el("div", { class: "info", text: `tricks ${pub.tricks_won[seat]} · card points ${frame.points[seat]}` }));
     if (pub.to_act === seat) box.classList.add("acting");
     if (out) box.classList.add("out");
