@@ -3,8 +3,11 @@
 Each module of this package registers its subcommands (`register(commands)`) and runs them by
 calling into the layers below; the work itself lives there (docs/ARCHITECTURE.md).
 
-Exit status: 0 on success, 1 for a bad input file (one line on stderr), 2 for a
-wrong command line (argparse's usage message).
+Exit status: 0 on success, 1 for a bad input file or a port that cannot be listened on (one
+line on stderr), 2 for a wrong command line (argparse's usage message), 130 when interrupted
+(Ctrl-C) and 143 when terminated (SIGTERM), without a traceback. SIGTERM takes the path of
+Ctrl-C: a command cleans up as it would on Ctrl-C (bot processes stopped, replay logs closed).
+`arena serve` stops gracefully on either and exits 0.
 """
 
 from __future__ import annotations
@@ -12,8 +15,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
 
 from .. import __version__
 from .common import CliError
@@ -47,18 +54,73 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    terminated: list[int] = []
     try:
-        status: int = args.run(args)
+        with _sigterm_as_interrupt(terminated):
+            status: int = args.run(args)
     except CliError as exc:
-        message = " ".join(str(exc).split())
-        print(f"arena {args.command}: {message}", file=sys.stderr)
-        return 1
+        return _fail(args.command, exc)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, and keep the interpreter
         # from failing again when it flushes stdout at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except (KeyboardInterrupt, BaseExceptionGroup, OSError) as exc:
+        # trio wraps an interrupt, and an error of a task, in exception groups
+        leaves = [leaf for leaf in _leaves(exc) if not _is_cancellation(leaf)]
+        if not leaves:
+            return 143 if terminated else 130
+        if len(leaves) == 1 and isinstance(leaves[0], CliError | _listen_error()):
+            return _fail(args.command, leaves[0])
+        raise
     return status
+
+
+def _fail(command: str, exc: BaseException) -> int:
+    message = " ".join(str(exc).split())
+    print(f"arena {command}: {message}", file=sys.stderr)
+    return 1
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for each in exc.exceptions for leaf in _leaves(each)]
+    return [exc]
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    trio = sys.modules.get("trio")  # loaded if anything could have raised its Cancelled
+    return isinstance(exc, KeyboardInterrupt) or (trio is not None and isinstance(exc, trio.Cancelled))
+
+
+def _listen_error() -> type[BaseException]:
+    """`arena.server.app.ListenError` (a port that cannot be bound), without loading gRPC for it:
+    only a command that loaded that module can have raised one."""
+    app = sys.modules.get("arena.server.app")
+    error: type[BaseException] = app.ListenError if app is not None else CliError
+    return error
+
+
+@contextmanager
+def _sigterm_as_interrupt(terminated: list[int]) -> Iterator[None]:
+    """While a command runs, SIGTERM does what Ctrl-C does (through SIGINT's handler of the
+    moment, trio's included); `terminated` records it for the exit status. A command that
+    handles both itself (`run_until_signalled`) replaces this while it runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(number: int, frame: FrameType | None) -> None:
+        terminated.append(number)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

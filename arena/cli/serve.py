@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import argparse
 import functools
-import signal
 from pathlib import Path
 from typing import Any
 
 from ..engine import EngineError
-from .common import CliError
+from .common import CliError, run_until_signalled
+
+EPILOG = """\
+The server runs until it is stopped by Ctrl-C (SIGINT) or SIGTERM: it stops taking calls, ends
+its streams, closes the replay logs of the matches still running as .jsonl.part files, and exits
+with status 0. A port already in use (by another server or any other process) is an error: one
+line on stderr and exit status 1, as for an unreadable --arena-config or --operator-token-file
+or a store that cannot be opened."""
 
 
 def register(commands: Any) -> None:
@@ -17,6 +23,7 @@ def register(commands: Any) -> None:
         "serve",
         help="run the referee server",
         description="Run the gRPC referee server: bots dial in, the admin service creates matches.",
+        epilog=EPILOG,
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=50051, help="port (default 50051; 0 picks a free one)")
@@ -42,10 +49,10 @@ def register(commands: Any) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    import trio
+    import structlog
 
     from ..logs import configure
-    from ..server.app import serve
+    from ..server.app import ListenError, serve
     from ..server.auth import load_operator_token
     from ..standing.lobby import ArenaConfig
     from ..standing.service import StandingArena
@@ -54,30 +61,36 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     configure()
     try:
         arena = ArenaConfig.from_toml(args.arena_config) if args.arena_config else ArenaConfig()
-        operator_token = load_operator_token(args.operator_token_file)
-        store = Store(args.store)
-    except (OSError, ValueError, EngineError, StoreError) as exc:
-        raise CliError(str(exc)) from None
-
-    async def serve_until_signalled() -> None:
-        async with trio.open_nursery() as nursery:
-            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                nursery.start_soon(
-                    functools.partial(
-                        serve,
-                        args.host,
-                        args.port,
-                        args.replay_dir,
-                        service=StandingArena(store, arena),
-                        operator_token=operator_token,
-                    )
-                )
-                async for _ in signals:  # a graceful stop: running matches are aborted, logs kept
-                    nursery.cancel_scope.cancel()
-                    break
-
+    except (OSError, ValueError, EngineError) as exc:
+        raise CliError(_problem("--arena-config", args.arena_config, exc)) from None
     try:
-        trio.run(serve_until_signalled)
+        operator_token = load_operator_token(args.operator_token_file)
+    except (OSError, ValueError) as exc:
+        raise CliError(_problem("--operator-token-file", args.operator_token_file, exc)) from None
+    try:
+        store = Store(args.store)
+    except (OSError, ValueError, StoreError) as exc:
+        raise CliError(str(exc)) from None
+    server = functools.partial(
+        serve,
+        args.host,
+        args.port,
+        args.replay_dir,
+        service=StandingArena(store, arena),
+        operator_token=operator_token,
+    )
+    try:
+        stopped = run_until_signalled(server)  # matches still running are aborted, their logs kept
+    except ListenError as exc:
+        raise CliError(str(exc)) from None
     finally:
         store.close()
+    structlog.get_logger().info("server stopped", signal=stopped.signal.name if stopped.signal else None)
     return 0
+
+
+def _problem(option: str, path: Path, exc: BaseException) -> str:
+    """One line: the option, its file, and what is wrong with it (an OSError without its errno)."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    text = text.removeprefix(f"{path}: ")
+    return f"{option} {path}: {text[:1].lower()}{text[1:]}"

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import re
+import socket
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -45,6 +47,9 @@ SERVER_OPTIONS = [
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
+    # A port is one server's: without this, gRPC sets SO_REUSEPORT and a second server on a
+    # taken port starts too, and connections land on either at random.
+    ("grpc.so_reuseport", 0),
 ]
 DEFAULT_TIME_CONTROL = TimeControl()
 
@@ -101,6 +106,7 @@ def config_from_request(request: pb.CreateMatchRequest) -> MatchConfig:
         fault_policy=request.fault_policy or "substitute",
         max_invalid=request.max_invalid or 3,
         reconnect_grace_s=(request.reconnect_grace_ms or 10_000) / 1000,
+        start_timeout_s=(request.start_timeout_ms or 30_000) / 1000,
     )
 
 
@@ -225,6 +231,64 @@ class NoLobby(pb_grpc.LobbyServiceServicer):
         await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this server runs no standing arena")
 
 
+class ListenError(OSError):
+    """The server cannot listen on its address; `str` is one line naming host:port and why."""
+
+    def __init__(self, host: str, port: int, reason: str, code: int | None = None) -> None:
+        self.address = listen_address(host, port)
+        self.reason = reason
+        if code is None:
+            super().__init__(reason)
+        else:
+            super().__init__(code, reason)
+
+    def __str__(self) -> str:
+        return f"cannot listen on {self.address}: {self.reason}"
+
+
+def listen_address(host: str, port: int) -> str:
+    """`host:port` as gRPC reads it (an IPv6 address in brackets)."""
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+_BIND_REASONS = {
+    errno.EADDRINUSE: "the port is in use by another process",
+    errno.EACCES: "permission denied (ports below 1024 need privileges)",
+    errno.EADDRNOTAVAIL: "the address is not one of this machine's",
+}
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise `ListenError` when `host:port` cannot be bound, with the operating system's reason.
+
+    Binds each address the host resolves to as gRPC does (SO_REUSEADDR, no SO_REUSEPORT) and
+    closes it at once. gRPC's own failure says neither why nor quietly (a bare RuntimeError and
+    a log line of the C core), so this runs first; `AioServerThread` still turns a bind that
+    fails later (a race) into a `ListenError`. Port 0 is always free."""
+    if port == 0:
+        return
+    try:
+        addresses = socket.getaddrinfo(
+            host.strip("[]") or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror:
+        raise ListenError(host, port, "the host name is not known") from None
+    failures: list[OSError] = []
+    for family, kind, proto, _, sockaddr in addresses:
+        try:
+            with socket.socket(family, kind, proto) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(sockaddr)
+        except OSError as exc:
+            failures.append(exc)
+    # An address of a family this machine lacks (::1 without IPv6) is gRPC's to skip.
+    taken = [f for f in failures if f.errno in (errno.EADDRINUSE, errno.EACCES)]
+    if taken or (failures and len(failures) == len(addresses)):
+        first = (taken or failures)[0]
+        reason = _BIND_REASONS.get(first.errno or 0, first.strerror or str(first))
+        raise ListenError(host, port, reason, first.errno)
+
+
 @dataclass
 class AioServerThread:
     """grpc.aio server on its own thread and asyncio loop (see GRPC-TRIO design notes in docs)."""
@@ -289,9 +353,12 @@ class AioServerThread:
             reflection.SERVICE_NAME,
         ]
         reflection.enable_server_reflection(names, server)
-        self.port_bound = server.add_insecure_port(f"{self.host}:{self.port}")
+        try:
+            self.port_bound = server.add_insecure_port(listen_address(self.host, self.port))
+        except RuntimeError:  # "Failed to bind to address …", without the reason
+            self.port_bound = 0
         if not self.port_bound:
-            raise OSError(f"cannot listen on {self.host}:{self.port}")
+            raise ListenError(self.host, self.port, "the port is in use or the address is not this machine's")
         await server.start()
         for name in ("", *names[:3]):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -314,26 +381,38 @@ async def serve(
 
     With a `service` (the standing arena) it also answers the lobby and the admin calls about
     bots; the admin service answers only calls that carry `operator_token`.
+
+    The port is bound without SO_REUSEPORT: when it is taken (or cannot be bound at all) this
+    raises `ListenError`, itself and not inside an exception group, before `task_status.started`.
     """
+    await trio.to_thread.run_sync(check_port_free, host, port)
+    refused: ListenError | None = None
     async with trio.open_nursery() as nursery:
         hub = Hub(replay_dir, nursery)
         if service is not None:
             await service.start(hub, nursery)
         aio = AioServerThread(hub, trio.lowlevel.current_trio_token(), host, port, service, operator_token)
-        bound = await trio.to_thread.run_sync(aio.start)
-        log.info(
-            "server listening",
-            host=host,
-            port=bound,
-            replay_dir=str(replay_dir),
-            store=service.describe() if service else None,
-        )
         try:
-            task_status.started((hub, bound))
-            await trio.to_thread.run_sync(aio.thread.join, abandon_on_cancel=True)
-            raise RuntimeError("the gRPC thread stopped unexpectedly")
-        finally:
-            aio.request_stop()
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(aio.thread.join, 5.0)
+            bound = await trio.to_thread.run_sync(aio.start)
+        except ListenError as exc:  # raised below, not wrapped in the nursery's exception group
+            refused = exc
             nursery.cancel_scope.cancel()
+        else:
+            log.info(
+                "server listening",
+                host=host,
+                port=bound,
+                replay_dir=str(replay_dir),
+                store=service.describe() if service else None,
+            )
+            try:
+                task_status.started((hub, bound))
+                await trio.to_thread.run_sync(aio.thread.join, abandon_on_cancel=True)
+                raise RuntimeError("the gRPC thread stopped unexpectedly")
+            finally:
+                aio.request_stop()
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(aio.thread.join, 5.0)
+                nursery.cancel_scope.cancel()
+    if refused is not None:
+        raise refused

@@ -7,8 +7,10 @@ how every bot process is started: with ARENA_ADDRESS and ARENA_TOKEN in its envi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,10 @@ EXAMPLE_BOTS = {
 }
 
 
+# How long a bot process has to exit after SIGTERM before it (and what it started) is killed.
+STOP_GRACE_S = 2.0
+
+
 def default_bots(seats: int) -> list[str]:
     """The example bots: one heuristic bot against random ones."""
     return [EXAMPLE_BOTS["heuristic"]] + [EXAMPLE_BOTS["random"]] * (seats - 1)
@@ -40,7 +46,8 @@ def default_bots(seats: int) -> list[str]:
 @dataclass
 class PlayResult:
     runner: MatchRunner
-    exit_codes: list[int | None]
+    exit_codes: list[int | None]  # None: still running, or could not start
+    running: int = 0  # bot processes not yet ended (or failed to start)
 
 
 def bot_environment(address: str, token: str, seat: int) -> dict[str, str]:
@@ -66,14 +73,21 @@ async def launch_bot(
     """Run a bot command for `seat` (with ARENA_ADDRESS and ARENA_TOKEN) until it exits.
 
     Its output goes to `log_path` (else nowhere). A process that ends before its match does, or
-    cannot start, is reported as crashed. Cancelled, it terminates the process, then kills it.
-    Returns the exit status (None when it could not start)."""
+    cannot start, is reported as crashed. The bot runs in a process group of its own, so a
+    Ctrl-C at the terminal reaches the command, not the bots, and whatever the bot starts
+    ends with it. Cancelled, it stops the group (`stop_bot`: SIGTERM, then SIGKILL after
+    `STOP_GRACE_S`) before it returns. Returns the exit status (None when it could not start)."""
     env = bot_environment(address, token, seat)
     sink: Any = log_path.open("ab") if log_path is not None else subprocess.DEVNULL
     try:
         try:
             process = await trio.lowlevel.open_process(
-                shlex.split(command), env=env, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink
+                shlex.split(command),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                start_new_session=os.name == "posix",
             )
         except (OSError, ValueError) as exc:  # no such program, or an empty or unbalanced command
             owner.mark_crashed(seat, f"cannot start the bot {command!r}: {exc}")
@@ -85,27 +99,55 @@ async def launch_bot(
                 log.warning("bot exited", match_id=owner.match_id, seat=seat, status=code)
             return code
         finally:
-            if process.returncode is None:
-                process.terminate()
-                with trio.move_on_after(2), trio.CancelScope(shield=True):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
+            await stop_bot(process)
     finally:
         if log_path is not None:
             sink.close()
 
 
+async def stop_bot(process: trio.Process) -> None:
+    """End a bot process and its process group, shielded from cancellation: SIGTERM, up to
+    `STOP_GRACE_S` to exit, then SIGKILL to whatever of the group is left; the process is reaped.
+    A bot that already exited only has its leftover children killed."""
+    with trio.CancelScope(shield=True):
+        if process.returncode is None:
+            _signal_bot(process, signal.SIGTERM)
+            with trio.move_on_after(STOP_GRACE_S):
+                await process.wait()
+        _signal_bot(process, signal.SIGKILL)
+        with trio.move_on_after(STOP_GRACE_S):
+            await process.wait()
+
+
+def _signal_bot(process: trio.Process, number: signal.Signals) -> None:
+    if os.name == "posix":  # the group outlives its leader while the bot's children run
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, number)
+    elif process.returncode is None:
+        process.terminate() if number == signal.SIGTERM else process.kill()
+
+
 async def _run_bot(
-    runner: MatchRunner, seat: int, command: str, address: str, log_path: Path, codes: list[int | None]
+    runner: MatchRunner, seat: int, command: str, address: str, log_path: Path, result: PlayResult
 ) -> None:
-    codes[seat] = await launch_bot(runner, seat, runner.seats[seat].token, command, address, log_path)
+    try:
+        result.exit_codes[seat] = await launch_bot(
+            runner, seat, runner.seats[seat].token, command, address, log_path
+        )
+    finally:
+        result.running -= 1
 
 
 async def play_matches(
     jobs: list[tuple[MatchConfig, list[str]]], replay_dir: Path, host: str = "127.0.0.1"
 ) -> list[PlayResult]:
-    """Run every (config, bot commands) job at once on one server; return when all have ended."""
+    """Run every (config, bot commands) job at once on one server; return when all have ended.
+
+    Cancelled (Ctrl-C or SIGTERM through `cli.common.run_until_signalled`, a ladder stopped),
+    it raises the cancellation as trio functions do, and only once every bot process it
+    started has ended (`stop_bot`: SIGTERM, SIGKILL after `STOP_GRACE_S`, their children too)
+    and the server has stopped. A match cut off keeps its replay as `<id>.jsonl.part`, closed
+    by the referee (`MatchRunner.run` abandons the log), so nothing is left running or open."""
     for config, bots in jobs:
         if len(bots) != config.variant.seats:
             raise ValueError(f"{config.variant.name} needs {config.variant.seats} bots, got {len(bots)}")
@@ -116,17 +158,15 @@ async def play_matches(
         logs.mkdir(parents=True, exist_ok=True)
         for config, bots in jobs:
             runner = hub.create_match(config)
-            result = PlayResult(runner, [None] * len(bots))
+            result = PlayResult(runner, [None] * len(bots), running=len(bots))
             results.append(result)
             for seat, command in enumerate(bots):
                 log_path = logs / f"{runner.match_id}-seat{seat}.log"
-                nursery.start_soon(
-                    _run_bot, runner, seat, command, f"{host}:{port}", log_path, result.exit_codes
-                )
+                nursery.start_soon(_run_bot, runner, seat, command, f"{host}:{port}", log_path, result)
         for result in results:
             await result.runner.done.wait()
         with trio.move_on_after(3):  # let the bots see MatchEnd and exit by themselves
-            while any(code is None for r in results for code in r.exit_codes):
+            while any(r.running for r in results):
                 await trio.sleep(0.05)
         nursery.cancel_scope.cancel()
     return results
