@@ -40,6 +40,22 @@ def _effect(text: str) -> float:
     return value
 
 
+ALL_PAGES = -1  # `--replay-pages all`
+
+
+def _replay_pages(text: str) -> int:
+    """`--replay-pages`: a number of 0 or more, or `all` (ALL_PAGES)."""
+    if text == "all":
+        return ALL_PAGES
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'all', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of 0 or more, got {value}")
+    return value
+
+
 def register(commands: Any) -> None:
     ladder = commands.add_parser(
         "ladder",
@@ -79,10 +95,26 @@ def register(commands: Any) -> None:
         help="write an HTML report with plots",
         description="Write "
         "DIR/index.html: standings, crosstable, faults, ratings over matches, score "
-        "distributions.",
+        "distributions, the bots' Hello names and versions, and every match, each linking to its "
+        "replay in the viewer (DIR/replays/<match_id>.html).",
     )
     report.add_argument("db", type=Path, metavar="DB")
     report.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    report.add_argument(
+        "--replay-dir",
+        type=Path,
+        metavar="DIR",
+        help="the ladder's replay logs (default: DB's name with -replays, beside it, as a ladder "
+        "file's default replay_dir)",
+    )
+    report.add_argument(
+        "--replay-pages",
+        type=_replay_pages,
+        default=None,
+        metavar="N|all",
+        help="write viewer pages for the last N matches and the last N with a fault, crash or "
+        "forfeit (default 50; 0: none; all: every match)",
+    )
     report.set_defaults(run=_cmd_report, parser=report)
 
     ab = sub.add_parser(
@@ -228,6 +260,14 @@ def format_standings(table: Any) -> str:
             entry = table.crosstable.get(a, {}).get(b)
             cells.append(f"{'·' if a == b or entry is None else _signed(entry[0]):>{cell}}")
         lines.append(f"{a:<{width}}  " + " ".join(cells))
+    reported = [b for b in table.bots if b.hello is not None]
+    if reported:
+        lines += ["", "Hello: the name and version each bot's latest recorded Hello gave"]
+        for b in reported:
+            said = f"{b.hello.name or '(no name)'} {b.hello.version or '(no version)'}"
+            if b.hello.changed:
+                said += f"  (changed over the ladder: {', '.join(v or '(none)' for v in b.hello.versions)})"
+            lines.append(f"{b.name:<{width}}  {said}")
     return "\n".join(lines) + "\n"
 
 
@@ -235,15 +275,17 @@ def format_standings(table: Any) -> str:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ..ladder.report import write_report
+    from ..ladder.report import DEFAULT_REPLAY_PAGES, write_report
     from ..ladder.store import StoreError, connect
 
     try:
         conn = connect(args.db, readonly=True)
     except StoreError as exc:
         raise CliError(str(exc)) from None
+    replay_dir = args.replay_dir or args.db.parent / f"{args.db.stem}-replays"
+    pages = {None: DEFAULT_REPLAY_PAGES, ALL_PAGES: None}.get(args.replay_pages, args.replay_pages)
     try:
-        index = write_report(conn, args.output)
+        index = write_report(conn, args.output, replay_dir, pages)
     except OSError as exc:
         raise CliError(f"cannot write the report to {str(args.output)!r}: {exc.strerror or exc}") from None
     finally:

@@ -65,7 +65,10 @@ def register(commands: Any) -> None:
     )
     standings.add_argument("--variant", choices=VARIANT_NAMES, help="one variant only")
     standings.add_argument(
-        "--recent", type=positive_int, default=3, help="recent matches per bot (default 3)"
+        "--recent",
+        type=positive_int,
+        default=5,
+        help="recent matches per bot (default 5, as AdminService.GetStandings with recent unset)",
     )
     standings.add_argument("--json", action="store_true", help="one JSON document")
     standings.add_argument("--store", default="arena.db", metavar="PATH|URL", help=STORE_HELP)
@@ -162,19 +165,27 @@ def _cmd_standings(args: argparse.Namespace) -> int:
             print(f"\n{variant}" if rank > 1 else variant)
             print(
                 f"  {'#':>3} {'bot':<24} {'rating':>7} {'mu':>6} {'sigma':>5} {'matches':>7} "
-                f"{'score/deal':>10} {'faults/dec':>10}  state"
+                f"{'score/deal':>10} {'faults/dec':>10}  {'state':<7}  version (latest Hello)"
             )
             rank_in_variant = 0
         rank_in_variant += 1
         print(
             f"  {rank_in_variant:>3} {standing.bot:<24} {standing.rating:>7.2f} {standing.mu:>6.2f} "
             f"{standing.sigma:>5.2f} {standing.matches:>7} {standing.mean_score_per_deal:>10.2f} "
-            f"{standing.fault_rate:>10.4f}  {standing.state}"
+            f"{standing.fault_rate:>10.4f}  {standing.state:<7}  {_reported(standing)}"
         )
         for match in standing.recent:
             seats = " ".join(f"{bot}:{score}" for bot, score in zip(match.seats, match.scores, strict=True))
             print(f"        {_when(match.finished_ms)} {match.termination:<9} {seats}  {match.replay}")
     return 0
+
+
+def _reported(standing: Any) -> str:
+    """The version of the bot's latest recorded Hello, and its name there when not the bot's."""
+    if standing.hello_version is None:
+        return "–"
+    version = standing.hello_version or "(none)"
+    return version if standing.hello_name == standing.bot else f"{version} (as {standing.hello_name!r})"
 
 
 def _when(ms: int) -> str:

@@ -22,7 +22,7 @@ from ..live import Hub
 from ..progress import Bar
 from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner
-from ..replay.summary import DealRow, FaultRow, read_results
+from ..replay.summary import DealRow, FaultRow, read_hellos, read_results
 from ..server.app import serve
 from ..server.local import bot_environment
 from .config import BotSpec, LadderConfig
@@ -46,6 +46,7 @@ class PlayedMatch:
     exits: list[tuple[int | None, bool]]
     deals: list[DealRow] = field(default_factory=list)
     faults: list[FaultRow] = field(default_factory=list)
+    hellos: list[tuple[str, str]] = field(default_factory=list)  # (bot_name, bot_version) by seat
 
     def record(self) -> MatchRecord:
         m, r = self.scheduled, self.runner
@@ -67,6 +68,7 @@ class PlayedMatch:
             deals=self.deals,
             faults=self.faults,
             exits=self.exits,
+            hellos=self.hellos,
         )
 
 
@@ -126,6 +128,7 @@ class MatchPlayer:
         played.finished = time.time()
         if runner.replay_path is not None:
             played.deals, played.faults, _ = read_results(runner.replay_path, len(scheduled.bots))
+            played.hellos = read_hellos(runner.replay_path, len(scheduled.bots))
         return played
 
     def _start(

@@ -3,7 +3,7 @@
 Ratings are `arena.ratings`' (OpenSkill, updated deal by deal). The standings also give each
 bot's mean game points per deal with a 95% confidence interval (Student's t), a crosstable of
 mean point differences per deal between each two bots at the same table, and fault counts by
-kind.
+kind, and what each bot said of itself in its Hellos (name and version).
 """
 
 from __future__ import annotations
@@ -17,9 +17,22 @@ from typing import Any
 
 from ..ratings import Ratings, mean_ci
 from ..replay.log import FAULT_KINDS
-from .store import latest_ratings
+from .store import has_table, latest_ratings
 
 # --------------------------------------------------------------------------- standings
+
+
+@dataclass
+class ReportedHello:
+    """What a bot's processes said in Hello over the ladder."""
+
+    name: str  # bot_name of the latest Hello recorded
+    version: str  # bot_version of the latest Hello recorded
+    versions: list[str]  # every bot_version it reported, in the order first seen
+
+    @property
+    def changed(self) -> bool:
+        return len(self.versions) > 1
 
 
 @dataclass
@@ -37,6 +50,7 @@ class BotStanding:
     faults: dict[str, int] = field(default_factory=dict)
     crashes: int = 0  # matches in which the bot's process ended before the match did
     forfeits: int = 0
+    hello: ReportedHello | None = None  # None: no Hello recorded (or a ladder file from before)
 
 
 @dataclass
@@ -86,6 +100,7 @@ def standings(conn: sqlite3.Connection) -> Standings:
         ).fetchall()
     )
     ratings = latest_ratings(conn)
+    hellos = reported_hellos(conn)
     default = Ratings([]).model
     rows = []
     for name, remote in bots:
@@ -106,6 +121,7 @@ def standings(conn: sqlite3.Connection) -> Standings:
                 faults={kind: faults[name].get(kind, 0) for kind in FAULT_KINDS},
                 crashes=int(crashes.get(name) or 0),
                 forfeits=int(forfeits.get(name) or 0),
+                hello=hellos.get(name),
             )
         )
     rows.sort(key=lambda b: (-b.rating, -b.points_per_deal, b.name))
@@ -132,3 +148,19 @@ def standings(conn: sqlite3.Connection) -> Standings:
         bots=rows,
         crosstable=cross,
     )
+
+
+def reported_hellos(conn: sqlite3.Connection) -> dict[str, ReportedHello]:
+    """Each bot's latest Hello name and version, and every version it reported, by bot."""
+    found: dict[str, ReportedHello] = {}
+    if not has_table(conn, "hellos"):
+        return found
+    for bot, name, version in conn.execute("SELECT bot, name, version FROM hellos ORDER BY match_seq, seat"):
+        seen = found.get(bot)
+        if seen is None:
+            found[bot] = ReportedHello(name, version, [version])
+            continue
+        seen.name, seen.version = name, version
+        if version not in seen.versions:
+            seen.versions.append(version)
+    return found

@@ -1,10 +1,10 @@
 """The ladder's SQLite file: one transaction per finished match, keyed by the match key.
 
 A match is recorded whole or not at all: its row, its deals, its faults, its bots' process
-exits and the ratings after it are written in one transaction, and the match key is UNIQUE,
-so recording is idempotent. A process killed at any moment (even by SIGKILL) leaves every
-match either recorded or absent; an absent match is played again from scratch. An exclusive
-lock on ``DB.lock`` keeps a second `arena ladder run` away from the same file.
+exits and Hellos and the ratings after it are written in one transaction, and the match key
+is UNIQUE, so recording is idempotent. A process killed at any moment (even by SIGKILL) leaves
+every match either recorded or absent; an absent match is played again from scratch. An
+exclusive lock on ``DB.lock`` keeps a second `arena ladder run` away from the same file.
 
 Schema (also in docs/LADDER.md):
 
@@ -16,6 +16,11 @@ Schema (also in docs/LADDER.md):
     faults(match_seq, seat, bot, kind, deal, step, detail)
     exits(match_seq, seat, bot, status, crashed)
     ratings(match_seq, bot, mu, sigma)        -- after each match, for the bots that played it
+    hellos(match_seq, seat, bot, name, version)  -- what each seat's bot said in its last Hello
+
+`hellos` came after the first ladders: it is created when a run opens an older file (whose
+earlier matches then have no hello rows), and a reader finds it missing in a file no run has
+opened since (`has_table`).
 """
 
 from __future__ import annotations
@@ -102,6 +107,14 @@ CREATE TABLE IF NOT EXISTS ratings (
     sigma REAL NOT NULL,
     PRIMARY KEY (match_seq, bot)
 );
+CREATE TABLE IF NOT EXISTS hellos (
+    match_seq INTEGER NOT NULL REFERENCES matches(seq),
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    PRIMARY KEY (match_seq, seat)
+);
 CREATE INDEX IF NOT EXISTS deals_by_bot ON deals (bot);
 CREATE INDEX IF NOT EXISTS faults_by_bot ON faults (bot);
 """
@@ -130,6 +143,8 @@ class MatchRecord:
     deals: list[DealRow] = field(default_factory=list)
     faults: list[FaultRow] = field(default_factory=list)
     exits: list[tuple[int | None, bool]] = field(default_factory=list)  # (status, crashed) by seat
+    # (bot_name, bot_version) of each seat's last Hello; ("", "") for a seat that said none
+    hellos: list[tuple[str, str]] = field(default_factory=list)
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -299,10 +314,24 @@ class Store:
                 ],
             )
             self.conn.executemany(
+                "INSERT INTO hellos (match_seq, seat, bot, name, version) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (seq, s, match.seats[s], name, version)
+                    for s, (name, version) in enumerate(match.hellos)
+                    if name or version  # no row for a seat that never said Hello
+                ],
+            )
+            self.conn.executemany(
                 "INSERT INTO ratings (match_seq, bot, mu, sigma) VALUES (?, ?, ?, ?)",
                 [(seq, bot, mu, sigma) for bot, (mu, sigma) in ratings.items()],
             )
         return seq
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the database has the table (`hellos` is missing in a file no run opened since it came)."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+    return found.fetchone() is not None
 
 
 def latest_ratings(conn: sqlite3.Connection) -> dict[str, tuple[float, float]]:

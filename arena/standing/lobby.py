@@ -27,7 +27,7 @@ from ..live import Hub
 from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner, MatchState
 from ..referee.seat import TimeControl
-from ..replay.summary import read_results
+from ..replay.summary import read_hellos, read_results
 from ..server.bridge import BotLink, Close
 from ..v1 import arena_pb2 as pb
 from .matchmaking import Candidate, form_tables, pair_key
@@ -375,6 +375,7 @@ class Lobby:
         variant = runner.config.variant.name
         bots = arena_match.bots
         deals, faults, decisions = read_results(runner.replay_path, len(bots))
+        hellos = read_hellos(runner.replay_path, len(bots))
         ratings = Ratings(bots, self.store.ratings(variant, bots))
         ratings.update(bots, deals, runner.forfeited)
         seats = []
@@ -388,6 +389,7 @@ class Lobby:
                     decisions=decisions[seat],
                     faults=len(mine),
                     fault_kinds=mine,
+                    hello=hellos[seat] if hellos[seat] != ("", "") else None,
                 )
             )
         return MatchResult(

@@ -11,6 +11,11 @@ hash is enough (there is nothing to brute-force), and a lookup is one indexed qu
 
 The store is used from worker threads (never from the trio or grpc-io thread); one
 lock serialises its connection, which is plenty at matches-per-minute rates.
+
+Schema versions: 1, the first; 2 added ``match_seats.hello_name`` and ``hello_version``
+(what the seat's bot said in its last Hello; NULL for a seat that said none and for the
+matches recorded before). Opening a store of an older version migrates it, in the same
+transaction as the rest of the opening (`MIGRATIONS`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 SCHEMA = [
@@ -62,6 +67,8 @@ SCHEMA = [
         deals INTEGER NOT NULL DEFAULT 0,
         decisions INTEGER NOT NULL DEFAULT 0,
         faults INTEGER NOT NULL DEFAULT 0,
+        hello_name TEXT,                        -- the seat's last Hello; NULL: none recorded
+        hello_version TEXT,
         PRIMARY KEY (match_id, seat)
     )""",
     "CREATE INDEX IF NOT EXISTS match_seats_by_bot ON match_seats (bot)",
@@ -78,6 +85,15 @@ SCHEMA = [
         PRIMARY KEY (bot, variant)
     )""",
 ]
+
+
+# From version N to N + 1, in the SQL both databases accept.
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
+        "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
+    ],
+}
 
 
 class StoreError(Exception):
@@ -126,6 +142,8 @@ class SeatResult:
     decisions: int
     faults: int
     fault_kinds: list[str] = field(default_factory=list)  # "kind: detail" of each fault
+    # What the seat's last Hello said (bot_name, bot_version); None: the seat said no Hello.
+    hello: tuple[str, str] | None = None
 
 
 @dataclass
@@ -171,6 +189,9 @@ class Standing:
     faults: int
     state: str
     recent: list[RecentMatch] = field(default_factory=list)
+    # The name and version in the bot's latest recorded Hello (any variant); None: none recorded.
+    hello_name: str | None = None
+    hello_version: str | None = None
 
     @property
     def rating(self) -> float:
@@ -200,6 +221,8 @@ class Standing:
             "faults": self.faults,
             "fault_rate": round(self.fault_rate, 5),
             "state": self.state,
+            "hello_name": self.hello_name,
+            "hello_version": self.hello_version,
             "recent": [vars(m) for m in self.recent],
         }
 
@@ -220,6 +243,11 @@ class Store:
                 db.execute("INSERT INTO arena_schema (version) VALUES (?)", (SCHEMA_VERSION,))
             elif row[0] > SCHEMA_VERSION:
                 raise StoreError(f"{self.describe()}: written by a newer arena (schema {row[0]})")
+            elif row[0] < SCHEMA_VERSION:
+                for version in range(int(row[0]), SCHEMA_VERSION):
+                    for statement in MIGRATIONS[version]:
+                        db.execute(statement)
+                db.execute("UPDATE arena_schema SET version = ?", (SCHEMA_VERSION,))
 
     def _connect(self, url: str) -> Any:
         if self.postgres:
@@ -401,10 +429,20 @@ class Store:
                 ),
             )
             for seat, outcome in enumerate(result.seats):
+                name, version = outcome.hello if outcome.hello is not None else (None, None)
                 db.execute(
-                    "UPDATE match_seats SET score = ?, deals = ?, decisions = ?, faults = ? "
-                    "WHERE match_id = ? AND seat = ?",
-                    (outcome.score, outcome.deals, outcome.decisions, outcome.faults, result.match_id, seat),
+                    "UPDATE match_seats SET score = ?, deals = ?, decisions = ?, faults = ?, "
+                    "hello_name = ?, hello_version = ? WHERE match_id = ? AND seat = ?",
+                    (
+                        outcome.score,
+                        outcome.deals,
+                        outcome.decisions,
+                        outcome.faults,
+                        name,
+                        version,
+                        result.match_id,
+                        seat,
+                    ),
                 )
                 if not rated:
                     continue
@@ -479,8 +517,21 @@ class Store:
             ]
             for standing in table:
                 standing.recent = self._recent(db, standing.bot, standing.variant, recent)
+                standing.hello_name, standing.hello_version = self._hello(db, standing.bot)
         table.sort(key=lambda s: (s.variant, -s.rating, s.bot))
         return table
+
+    @staticmethod
+    def _hello(db: _Session, bot: str) -> tuple[str | None, str | None]:
+        """The name and version of the bot's latest recorded Hello, in any variant."""
+        row = db.execute(
+            "SELECT s.hello_name, s.hello_version FROM match_seats s "
+            "JOIN matches m ON m.match_id = s.match_id "
+            "WHERE s.bot = ? AND s.hello_name IS NOT NULL AND m.state <> 'running' "
+            "ORDER BY m.finished_ms DESC, m.match_id DESC LIMIT 1",
+            (bot,),
+        ).fetchone()
+        return (row[0], row[1]) if row is not None else (None, None)
 
     @staticmethod
     def _recent(db: _Session, bot: str, variant: str, limit: int) -> list[RecentMatch]:
