@@ -364,7 +364,7 @@ class MatchEnd(_message.Message):
     def __init__(self, scores: _Optional[_Iterable[int]] = ..., termination: _Optional[str] = ..., replay: _Optional[str] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("variant", "options", "deals", "seed", "time_control", "fault_policy", "seat_names", "max_invalid", "reconnect_grace_ms")
+    __slots__ = ("variant", "options", "deals", "seed", "time_control", "fault_policy", "seat_names", "max_invalid", "reconnect_grace_ms", "start_timeout_ms")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -381,6 +381,7 @@ class CreateMatchRequest(_message.Message):
     SEAT_NAMES_FIELD_NUMBER: _ClassVar[int]
     MAX_INVALID_FIELD_NUMBER: _ClassVar[int]
     RECONNECT_GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    START_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     variant: str
     options: _containers.ScalarMap[str, str]
     deals: int
@@ -390,7 +391,8 @@ class CreateMatchRequest(_message.Message):
     seat_names: _containers.RepeatedScalarFieldContainer[str]
     max_invalid: int
     reconnect_grace_ms: int
-    def __init__(self, variant: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., deals: _Optional[int] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., fault_policy: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ..., max_invalid: _Optional[int] = ..., reconnect_grace_ms: _Optional[int] = ...) -> None: ...
+    start_timeout_ms: int
+    def __init__(self, variant: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., deals: _Optional[int] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., fault_policy: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ..., max_invalid: _Optional[int] = ..., reconnect_grace_ms: _Optional[int] = ..., start_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
     __slots__ = ("match_id", "seat_tokens")

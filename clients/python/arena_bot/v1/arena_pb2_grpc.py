@@ -575,6 +575,10 @@ class LobbyServiceStub:
     * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
     open lobby streams as it may play matches at once. The trailing metadata
     `retry-after-ms` says when to try again.
+    * UNIMPLEMENTED: the server runs no standing arena.
+    * UNAVAILABLE (and other transient statuses, or the stream ending OK): the server restarted
+    or the network broke; join again with backoff. Matches in flight play on meanwhile.
+    `retry-after-ms` is decimal text, in milliseconds.
     """
 
     def __init__(self, channel):
@@ -618,6 +622,10 @@ class LobbyServiceServicer:
     * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
     open lobby streams as it may play matches at once. The trailing metadata
     `retry-after-ms` says when to try again.
+    * UNIMPLEMENTED: the server runs no standing arena.
+    * UNAVAILABLE (and other transient statuses, or the stream ending OK): the server restarted
+    or the network broke; join again with backoff. Matches in flight play on meanwhile.
+    `retry-after-ms` is decimal text, in milliseconds.
     """
 
     def Join(self, request, context):
@@ -670,6 +678,10 @@ class LobbyService:
     * RESOURCE_EXHAUSTED: too many joins in a short time, or the bot already has as many
     open lobby streams as it may play matches at once. The trailing metadata
     `retry-after-ms` says when to try again.
+    * UNIMPLEMENTED: the server runs no standing arena.
+    * UNAVAILABLE (and other transient statuses, or the stream ending OK): the server restarted
+    or the network broke; join again with backoff. Matches in flight play on meanwhile.
+    `retry-after-ms` is decimal text, in milliseconds.
     """
 
     @staticmethod
