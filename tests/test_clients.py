@@ -22,12 +22,12 @@ from typing import Any, NoReturn
 import pytest
 import trio
 from test_conformance import CASES, conformance, failed
-from test_server import FAST, faults_in, read_replay
+from test_server import FAST, config, faults_in, read_replay
 
 from arena.engine import VARIANT_NAMES, find_variant, replay_record
-from arena.referee.runner import MatchConfig
+from arena.referee.runner import MatchConfig, MatchRunner
 from arena.server.app import serve
-from arena.server.local import EXAMPLE_BOTS, play_matches
+from arena.server.local import EXAMPLE_BOTS, launch_bot, play_matches
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_DIR = ROOT / "clients" / "node"
@@ -242,3 +242,34 @@ def test_the_grpcurl_walkthrough_runs(tmp_path: Path) -> None:
         server.wait()
         if server.stderr is not None:
             server.stderr.close()
+
+
+def test_a_replaced_python_bot_stops_instead_of_taking_its_seat_back(tmp_path: Path) -> None:
+    """Two processes of the Python SDK's bot on one seat token: the second takes the seat, the
+    first's stream ends ABORTED and it stops; neither dials again (docs/PROTOCOL.md)."""
+    async def scenario() -> MatchRunner:
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, "127.0.0.1", 0, tmp_path)
+            runner = hub.create_match(config("grosstarock", deals=30))
+            address = f"127.0.0.1:{port}"
+            random_bot = EXAMPLE_BOTS["random"]
+
+            async def twin(after_decisions: int) -> None:
+                while runner.decisions < after_decisions:
+                    await trio.sleep(0.01)
+                await launch_bot(runner, 0, runner.seats[0].token, random_bot, address)
+
+            nursery.start_soon(twin, 0)
+            nursery.start_soon(twin, 20)  # the second comes while the match is being played
+            for seat in runner.seats[1:]:
+                nursery.start_soon(launch_bot, runner, seat.index, seat.token, random_bot, address)
+            with trio.fail_after(60):
+                await runner.done.wait()
+            nursery.cancel_scope.cancel()
+        return runner
+
+    runner = trio.run(scenario)
+    lines = read_replay(runner.replay_path)  # type: ignore[arg-type]
+    hellos = [line for line in lines if line["type"] == "hello" and line["seat"] == 0]
+    assert runner.termination == "completed"
+    assert len(hellos) == 2, hellos  # one per twin: the replaced one did not dial again

@@ -82,6 +82,8 @@ bool same_action(const v1::Action& a, const v1::Action& b) {
   return a.type() == b.type() && a.card() == b.card() && a.suit() == b.suit() && a.name() == b.name();
 }
 
+// Not ABORTED: the server ends a stream so when another connection with the same token took the
+// seat; dialling again would take it back (docs/PROTOCOL.md).
 bool retryable(grpc::StatusCode code) {
   switch (code) {
     case grpc::StatusCode::UNAVAILABLE:
@@ -89,7 +91,6 @@ bool retryable(grpc::StatusCode code) {
     case grpc::StatusCode::UNKNOWN:
     case grpc::StatusCode::INTERNAL:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-    case grpc::StatusCode::ABORTED:
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
     case grpc::StatusCode::OK:  // closed without MatchEnd
       return true;

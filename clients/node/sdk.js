@@ -27,14 +27,14 @@ const PROTO_FILE = 'arena/v1/arena.proto';
  * back to the first legal action it has not tried yet. */
 const MAX_TRIES_PER_REQUEST = 3;
 /** A broken stream worth dialling again; every other status is final (a bad token, a protocol
- * error, a match that is over). */
+ * error, a match that is over). Not ABORTED: the server ends a stream so when another connection
+ * with the same token took the seat, and dialling again would take it back (docs/PROTOCOL.md). */
 const RETRYABLE = new Set([
   grpc.status.UNAVAILABLE,
   grpc.status.CANCELLED,
   grpc.status.UNKNOWN,
   grpc.status.INTERNAL,
   grpc.status.DEADLINE_EXCEEDED,
-  grpc.status.ABORTED,
   grpc.status.RESOURCE_EXHAUSTED,
 ]);
 

@@ -50,7 +50,9 @@ log = logging.getLogger("arena_bot")
 Decide = Callable[[arena_pb2.DecisionRequest], "arena_pb2.Action | str"]
 """A decision hook: the whole request (`.view`, `.legal_actions`, `.time_limit_ms`) → an action."""
 
-# A broken stream that is worth dialling again; every other status is final.
+# A broken stream that is worth dialling again; every other status is final. Not ABORTED: the
+# server ends a stream so when another connection with the same token took the seat, and a bot
+# that dialled again would take it back, and so on for the whole match (docs/PROTOCOL.md).
 RETRYABLE = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
@@ -58,7 +60,6 @@ RETRYABLE = frozenset(
         grpc.StatusCode.UNKNOWN,
         grpc.StatusCode.INTERNAL,
         grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.ABORTED,
         grpc.StatusCode.RESOURCE_EXHAUSTED,
     }
 )
