@@ -23,6 +23,7 @@ from typing import Any
 import grpc
 import pytest
 import trio
+from arena_bot import Lobby, LobbyError
 from test_admin import OPERATOR_TOKEN, admin_channel
 
 from arena.server.app import serve
@@ -358,3 +359,21 @@ def test_a_server_killed_mid_match_loses_nothing_finished(tmp_path: Path) -> Non
     for match_id in cut_off:  # its replay never completed; what was written is kept as .part
         assert not (tmp_path / "replays" / f"{match_id}.jsonl").exists()
         assert (tmp_path / "replays" / f"{match_id}.jsonl.part").exists()
+
+
+def test_a_lobby_join_in_a_version_not_spoken_is_refused_for_good(store: Store, tmp_path: Path) -> None:
+    _, token = store.register_bot("future")
+    with ServerThread(store, tmp_path / "replays", FAST) as server:
+        code, details, trailers = join(server.address, token, protocol_version=99)
+        assert code == grpc.StatusCode.FAILED_PRECONDITION
+        assert details == "protocol version 99 is not spoken here; this server speaks 1"
+        assert "retry-after-ms" not in trailers
+        assert join(server.address, token, protocol_version=0)[0] == grpc.StatusCode.OK  # unset: 1
+        # The Python SDK takes it as final: no waiting and joining again as after a pause.
+        started = time.monotonic()
+        lobby = Lobby(lambda request: request.legal_actions[0], address=server.address, bot_token=token)
+        lobby.join.protocol_version = 99
+        with pytest.raises(LobbyError) as raised:
+            lobby.run()
+        assert raised.value.code == grpc.StatusCode.FAILED_PRECONDITION
+        assert time.monotonic() - started < 10

@@ -26,7 +26,7 @@ from ..engine import VARIANT_NAMES, Variant, find_variant
 from ..live import Hub
 from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner, MatchState
-from ..referee.seat import TimeControl
+from ..referee.seat import TimeControl, hello_refusal
 from ..replay.summary import read_hellos, read_results
 from ..server.bridge import BotLink, Close
 from ..v1 import arena_pb2 as pb
@@ -202,6 +202,9 @@ class Lobby:
         """A bot's lobby stream asks to wait for tables (trio thread; `bot` was just read from the store)."""
         if bot.revoked or bot.name in self.revoked:
             return Refusal(grpc.StatusCode.UNAUTHENTICATED, "the bot token was revoked")
+        refusal = hello_refusal(request.protocol_version)
+        if refusal:
+            return Refusal(grpc.StatusCode.FAILED_PRECONDITION, refusal)
         at = now_ms()
         if bot.paused_until_ms > at:
             return Refusal(

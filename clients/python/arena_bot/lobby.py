@@ -21,7 +21,8 @@ Refusals and broken streams:
   ``retry-after-ms``, then join again.
 * FAILED_PRECONDITION (the bot is paused for faults; an open stream first gets `Paused`): the reason
   is kept in `LobbyResult.paused_reason`; with ``pause_policy="wait"`` the SDK waits for the pause to
-  run out and joins again, with ``"stop"`` it leaves.
+  run out and joins again, with ``"stop"`` it leaves. Without ``retry-after-ms`` it is not a pause
+  (say, a protocol version the server does not speak): final, `LobbyError`.
 * UNAVAILABLE, CANCELLED, UNKNOWN, INTERNAL, … (server down or restarting): join again with capped
   exponential backoff, for up to `reconnect_seconds` without a `Welcome`.
 
@@ -292,6 +293,11 @@ class Lobby:
             else:
                 what = f"{code.name if code is not None else 'UNKNOWN'}: {ended.details}"
             if code not in BROKEN and code not in WAIT_AND_RETRY:  # even after a Paused: revoked
+                return LobbyError(f"lobby: {what}", code, self.result)
+            paused = ended.paused is not None or ended.retry_after_ms is not None
+            if code == grpc.StatusCode.FAILED_PRECONDITION and not paused:
+                # Not a pause (a pause says when it ends): a refusal that waiting would not change,
+                # e.g. a protocol version this server does not speak.
                 return LobbyError(f"lobby: {what}", code, self.result)
             if ended.paused is not None or code == grpc.StatusCode.FAILED_PRECONDITION:
                 wait = self._paused(ended)
