@@ -175,6 +175,7 @@ def test_registered_bots_play_rated_matches_and_the_standings_update(
         assert standing.sigma < 25 / 3  # rated: uncertainty went down from a new bot's
         assert standing.deals == standing.matches  # one deal each
         assert standing.decisions > 0
+        assert standing.hello_name == standing.bot  # the SDK's Hello names the registered bot
         # No bot faults while it plays; but a table seated just as its bots leave the lobby (the
         # SIGINT above) can miss a bot, whose seat the fault policy then plays (docs/ARENA.md).
         assert standing.fault_rate < 0.5

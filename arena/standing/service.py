@@ -179,6 +179,8 @@ def standing_message(standing: Standing) -> pb.Standing:
         faults=standing.faults,
         fault_rate=standing.fault_rate,
         state=standing.state,
+        hello_name=standing.hello_name or "",
+        hello_version=standing.hello_version or "",
         recent=[
             pb.RecentMatch(
                 match_id=m.match_id,
