@@ -5,7 +5,6 @@ version it does not speak, and counts the answers it rejects. Version 1 logs sti
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 import threading
@@ -16,11 +15,12 @@ from typing import Any
 import grpc
 import pytest
 import trio
+from test_server import FAST, bot
 
 from arena.engine import Match, find_variant
 from arena.referee.position import PositionRunner
 from arena.referee.runner import MatchConfig
-from arena.referee.seat import PROTOCOL_VERSIONS, TimeControl, hello_refusal
+from arena.referee.seat import PROTOCOL_VERSIONS, hello_refusal
 from arena.replay.html import replay_data
 from arena.replay.log import REPLAY_VERSION
 from arena.replay.samples import SAMPLES_DIR
@@ -31,95 +31,7 @@ from arena.server.local import play_matches
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPTED = ROOT / "tests" / "bots" / "scripted_bot.py"
-FAST = TimeControl(per_decision_ms=5_000, bank_ms=5_000, increment_ms=0)
 REFUSAL = "protocol version 99 is not spoken here; this server speaks 1"
-
-# A bot that says what it is told to in its Hello. Environment, besides ARENA_ADDRESS and ARENA_TOKEN:
-# NAME; VERSIONS, the bot_version of each session, comma-separated (the last one for the rest);
-# PROTOCOL (default 1); DROP_AT: drop the stream on that request (from 1), dial again and answer
-# the request sent again; ILLEGAL_AT: answer that request illegally first, then legally.
-HELLO_BOT = r"""
-import os, queue, random, sys, time
-import grpc
-sys.path.insert(0, sys.argv[1])
-from arena.v1 import arena_pb2 as pb
-from arena.v1 import arena_pb2_grpc as pb_grpc
-
-versions = os.environ.get("VERSIONS", "").split(",")
-drop_at = int(os.environ.get("DROP_AT", "0"))
-illegal_at = int(os.environ.get("ILLEGAL_AT", "0"))
-rng = random.Random(os.environ["ARENA_TOKEN"])
-seen = 0
-
-
-def session(number):
-    global seen
-    outbox = queue.Queue()
-
-    def outgoing():
-        while (message := outbox.get()) is not None:
-            yield message
-
-    channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"])
-    stream = pb_grpc.BotServiceStub(channel).Play(
-        outgoing(), metadata=[("authorization", "Bearer " + os.environ["ARENA_TOKEN"])]
-    )
-    hello = pb.Hello(
-        bot_name=os.environ.get("NAME", ""),
-        bot_version=versions[min(number, len(versions) - 1)],
-        protocol_version=int(os.environ.get("PROTOCOL", "1")),
-    )
-    outbox.put(pb.BotMessage(hello=hello))
-    try:
-        for message in stream:
-            kind = message.WhichOneof("kind")
-            if kind == "match_end":
-                return "end"
-            if kind != "request":
-                continue
-            request = message.request
-            seen += 1
-            if seen == drop_at:
-                stream.cancel()
-                return "again"
-            if seen == illegal_at:
-                held = set(request.view.hand)
-                card = next(c for c in ("EX", "T21", "SK", "HA", "D5", "C10", "T2") if c not in held)
-                wrong = pb.Action(type="play", card=card)
-                outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=wrong)))
-            action = rng.choice(list(request.legal_actions))
-            outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=request.request_id, action=action)))
-    except grpc.RpcError as error:
-        if error.code() == grpc.StatusCode.CANCELLED:
-            return "again"
-        print(f"stream ended: {error.code()} {error.details()}", file=sys.stderr)
-        return "end"
-    finally:
-        outbox.put(None)
-        channel.close()
-    return "end"
-
-
-number = 0
-while session(number) == "again":
-    number += 1
-    time.sleep(0.1)
-"""
-
-
-@pytest.fixture(scope="module")
-def hello_bot(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bots") / "hello_bot.py"
-    path.write_text(HELLO_BOT)
-    return path
-
-
-def command(script: Path, **env: str | int) -> str:
-    settings = " ".join(f"{key}={shlex.quote(str(value))}" for key, value in env.items())
-    return f"env {settings} {shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(ROOT))}"
-
 
 def config(variant: str = "grosstarock", deals: int = 1, seed: int = 3, **kwargs: Any) -> MatchConfig:
     v = find_variant(variant)
@@ -138,13 +50,13 @@ def arena(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def played(hello_bot: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+def played(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One grosstarock match: seat 0 names itself, seat 1 comes back as another version, seat 2
     leaves the protocol version unset (0) and answers its first request illegally first."""
     bots = [
-        command(hello_bot, NAME="alpha", VERSIONS="1.0"),
-        command(hello_bot, NAME="beta", VERSIONS="2.1,2.2", DROP_AT=3),
-        command(hello_bot, NAME="gamma", VERSIONS="", PROTOCOL=0, ILLEGAL_AT=1),
+        bot("random,name:alpha,versions:1.0"),
+        bot("random,name:beta,versions:2.1/2.2,reconnect:3"),
+        bot("random,name:gamma,protocol:0,illegal-at:1"),
     ]
     [result] = trio.run(play_matches, [(config(), bots)], tmp_path_factory.mktemp("replays"))
     assert result.runner.replay_path is not None
@@ -190,8 +102,8 @@ def test_rejected_answers_are_counted(played: Any) -> None:
 
 
 def test_a_bot_rejected_at_every_request_is_counted_each_time(tmp_path: Path) -> None:
-    illegal = f"env BEHAVIOUR=illegal {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}"
-    random_bot = f"env BEHAVIOUR=random {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}"
+    illegal = bot("illegal")
+    random_bot = bot("random")
     [result] = trio.run(play_matches, [(config(seed=4), [random_bot, illegal, random_bot])], tmp_path)
     seats = result.runner.seats
     decisions = [0, 0, 0]

@@ -11,6 +11,10 @@ BEHAVIOUR, a comma-separated list of:
   oversize:N        send a 100 KB message on request N, then reconnect
   record:PATH       write every message received as a JSON line to PATH
   foreign           answer with another request's id (that of the next request)
+  illegal-at:N      answer request N illegally first, then legally
+  name:NAME         the Hello's bot_name (default "scripted")
+  versions:A/B/...  the Hello's bot_version in each session (the last for the rest; default "")
+  protocol:N        the Hello's protocol_version (default 1)
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ for part in os.environ.get("BEHAVIOUR", "random").split(","):
 rng = random.Random(os.environ.get("ARENA_TOKEN", ""))
 record = open(behaviour["record"], "a") if "record" in behaviour else None  # noqa: SIM115
 requests_seen = 0
+sessions = 0
+versions = behaviour.get("versions", "").split("/")
 
 
 def at(key: str) -> bool:
@@ -63,7 +69,12 @@ def session() -> str:
     stream = pb_grpc.BotServiceStub(channel).Play(
         outgoing(), metadata=[("authorization", f"Bearer {os.environ['ARENA_TOKEN']}")]
     )
-    outbox.put(pb.BotMessage(hello=pb.Hello(bot_name="scripted", protocol_version=1)))
+    hello = pb.Hello(
+        bot_name=behaviour.get("name", "scripted"),
+        bot_version=versions[min(sessions, len(versions) - 1)],
+        protocol_version=int(behaviour.get("protocol", "1")),
+    )
+    outbox.put(pb.BotMessage(hello=hello))
     try:
         for message in stream:
             if record is not None:
@@ -95,7 +106,7 @@ def session() -> str:
                 continue
             if at("sleep"):
                 time.sleep(2)
-            if "illegal" in behaviour or "illegal-always" in behaviour:
+            if "illegal" in behaviour or "illegal-always" in behaviour or at("illegal-at"):
                 outbox.put(
                     pb.BotMessage(
                         action=pb.ActionReply(request_id=request.request_id, action=illegal_action(request))
@@ -121,6 +132,7 @@ def session() -> str:
 
 
 while session() == "again":
+    sessions += 1
     behaviour.pop("reconnect", None)
     behaviour.pop("oversize", None)
     time.sleep(0.1)
