@@ -1,5 +1,5 @@
 """What a bot says in its Hello, through the real server: the referee records it (the `Seat`, the
-replay's `hello` lines, `read_hellos`, `arena replay show`, the HTML page), refuses a protocol
+replay's `hello` lines, `read_results`, `arena replay show`, the HTML page), refuses a protocol
 version it does not speak, and counts the answers it rejects. Version 1 logs still verify."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from arena.referee.seat import PROTOCOL_VERSIONS, hello_refusal
 from arena.replay.html import replay_data
 from arena.replay.log import REPLAY_VERSION
 from arena.replay.samples import SAMPLES_DIR
-from arena.replay.summary import read_hellos
+from arena.replay.summary import read_results
 from arena.replay.verify import verify_bytes, verify_replay
 from arena.server.app import serve
 from arena.server.local import play_matches
@@ -88,8 +88,8 @@ def test_the_seats_and_the_replay_record_every_hello(played: Any) -> None:
     assert [(h.seat, h.bot_name, h.bot_version, h.protocol_version) for h in replay.hellos] == [
         (h["seat"], h["bot_name"], h["bot_version"], h["protocol_version"]) for h in hellos
     ]
-    assert read_hellos(path, 3) == [("alpha", "1.0"), ("beta", "2.2"), ("gamma", "")]
-    assert read_hellos(path, 4)[3] == ("", "")  # a seat without a Hello
+    assert read_results(path, 3).hellos == [("alpha", "1.0"), ("beta", "2.2"), ("gamma", "")]
+    assert read_results(path, 4).hellos[3] == ("", "")  # a seat without a Hello
 
 
 def test_rejected_answers_are_counted(played: Any) -> None:
@@ -113,7 +113,7 @@ def test_a_bot_rejected_at_every_request_is_counted_each_time(tmp_path: Path) ->
     assert decisions[1] > 0
     assert [s.rejected for s in seats] == [0, decisions[1], 0]  # an illegal answer, then a legal one
     assert [s.hellos for s in seats] == [1, 1, 1]
-    assert read_hellos(result.runner.replay_path, 3) == [("scripted", "")] * 3
+    assert read_results(result.runner.replay_path, 3).hellos == [("scripted", "")] * 3
 
 
 def test_show_and_the_page_name_each_seats_bot(played: Any) -> None:
@@ -186,7 +186,7 @@ def test_a_protocol_version_the_server_does_not_speak_is_refused(tmp_path: Path)
     assert replay.ok and replay.complete, replay.problem
     first = replay.notes[0]
     assert (first.seat, first.type, first.detail) == (0, "fault", REFUSAL)
-    assert read_hellos(runner.replay_path, 3) == [("", "")] * 3
+    assert read_results(runner.replay_path, 3).hellos == [("", "")] * 3
 
 
 def test_the_position_runner_refuses_it_too(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_version_1_logs_still_verify_and_say_no_bot(tmp_path: Path) -> None:
     assert proc.stdout.count(": ok · ") == len(samples)
     for path in samples:
         assert lines_of(path)[0]["version"] == 1
-        assert read_hellos(path, 4) == [("", "")] * 4
+        assert read_results(path, 4).hellos == [("", "")] * 4
     grosstarock = SAMPLES_DIR / "grosstarock.jsonl"
     proc = arena("replay", "show", grosstarock)
     assert proc.returncode == 0, proc.stderr

@@ -22,7 +22,7 @@ from ..live import Hub
 from ..progress import Bar
 from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner
-from ..replay.summary import DealRow, FaultRow, read_hellos, read_results
+from ..replay.summary import DealRow, FaultRow, read_results
 from ..server.app import serve
 from ..server.local import bot_environment
 from .config import BotSpec, LadderConfig
@@ -127,8 +127,8 @@ class MatchPlayer:
                     await process.stop()
         played.finished = time.time()
         if runner.replay_path is not None:
-            played.deals, played.faults, _ = read_results(runner.replay_path, len(scheduled.bots))
-            played.hellos = read_hellos(runner.replay_path, len(scheduled.bots))
+            results = read_results(runner.replay_path, len(scheduled.bots))
+            played.deals, played.faults, played.hellos = results.deals, results.faults, results.hellos
         return played
 
     def _start(

@@ -1,7 +1,7 @@
 """A finished match's results as read back from its replay log (replays/FORMAT.md).
 
-Both services that rate matches (the ladder and the standing arena) read them here, and the bots
-that played each seat (`read_hellos`).
+Both services that rate matches (the ladder and the standing arena) read them here, with the bots
+that played each seat as their Hellos named them.
 """
 
 from __future__ import annotations
@@ -29,12 +29,20 @@ class FaultRow:
     step: int | None = None
 
 
-def read_results(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow], list[int]]:
-    """The deals, the faults and each seat's decisions of a finished match, from its replay log
-    (replays/FORMAT.md)."""
-    deals: list[DealRow] = []
-    faults: list[FaultRow] = []
-    decisions = [0] * seats
+@dataclass
+class Results:
+    deals: list[DealRow]
+    faults: list[FaultRow]
+    decisions: list[int]  # by seat
+    # By seat, the (bot_name, bot_version) of the last Hello the referee accepted; ("", "") for a
+    # seat that never said Hello, and for every seat of a version 1 log, which has no hello lines.
+    hellos: list[tuple[str, str]]
+
+
+def read_results(path: Path, seats: int) -> Results:
+    """The deals, the faults, each seat's decisions and its bot's last Hello of a finished match,
+    from its replay log (replays/FORMAT.md), in one pass."""
+    results = Results([], [], [0] * seats, [("", "")] * seats)
     with path.open(encoding="utf-8") as lines:
         for text in lines:
             line = json.loads(text)
@@ -43,7 +51,7 @@ def read_results(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow],
                 record = line["record"]
                 result = record["result"]
                 acted = {action["seat"] for action in record["actions"]}
-                deals.append(
+                results.deals.append(
                     DealRow(
                         deal=line["deal"],
                         points=list(result["deltas"]),
@@ -53,30 +61,14 @@ def read_results(path: Path, seats: int) -> tuple[list[DealRow], list[FaultRow],
                     )
                 )
             elif kind == "action":
-                decisions[line["seat"]] += 1
+                results.decisions[line["seat"]] += 1
                 if "fault" in line:
                     fault = line["fault"]
-                    faults.append(
+                    results.faults.append(
                         FaultRow(line["seat"], fault["kind"], fault["detail"], line["deal"], line["step"])
                     )
             elif kind == "fault":
-                faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
-    return deals, faults, decisions
-
-
-def read_hellos(path: Path, seats: int) -> list[tuple[str, str]]:
-    """Per seat, the (bot_name, bot_version) of the last Hello the referee accepted, from the
-    `hello` lines of a replay log (replays/FORMAT.md, version 2 on); ("", "") for a seat that never
-    said Hello, and for every seat of a version 1 log, which has no hello lines."""
-    bots = [("", "")] * seats
-    with path.open(encoding="utf-8") as lines:
-        for text in lines:
-            if '"hello"' not in text:  # rare: a few lines a match; the rest is not parsed
-                continue
-            line = json.loads(text)
-            if not isinstance(line, dict) or line.get("type") != "hello":
-                continue
-            seat = line.get("seat")
-            if isinstance(seat, int) and 0 <= seat < seats:
-                bots[seat] = (str(line.get("bot_name", "")), str(line.get("bot_version", "")))
-    return bots
+                results.faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
+            elif kind == "hello" and 0 <= line["seat"] < seats:
+                results.hellos[line["seat"]] = (str(line["bot_name"]), str(line["bot_version"]))
+    return results

@@ -27,7 +27,7 @@ from ..live import Hub
 from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner, MatchState
 from ..referee.seat import TimeControl, hello_refusal
-from ..replay.summary import read_hellos, read_results
+from ..replay.summary import read_results
 from ..server.bridge import BotLink, Close
 from ..v1 import arena_pb2 as pb
 from .matchmaking import Candidate, form_tables, pair_key
@@ -377,8 +377,8 @@ class Lobby:
         assert runner.replay_path is not None
         variant = runner.config.variant.name
         bots = arena_match.bots
-        deals, faults, decisions = read_results(runner.replay_path, len(bots))
-        hellos = read_hellos(runner.replay_path, len(bots))
+        results = read_results(runner.replay_path, len(bots))
+        deals, faults, decisions, hellos = results.deals, results.faults, results.decisions, results.hellos
         ratings = Ratings(bots, self.store.ratings(variant, bots))
         ratings.update(bots, deals, runner.forfeited)
         seats = []
