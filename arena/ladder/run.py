@@ -24,9 +24,8 @@ from ..ratings import Ratings
 from ..referee.runner import MatchConfig, MatchRunner
 from ..replay.summary import DealRow, FaultRow, read_results
 from ..server.app import serve
-from ..server.local import bot_environment
+from ..server.local import BotProcess, bot_environment
 from .config import BotSpec, LadderConfig
-from .launch import BotProcess
 from .schedule import ScheduledMatch, build_schedule
 from .store import MatchRecord, Store, latest_ratings
 
@@ -141,7 +140,7 @@ class MatchPlayer:
         env.update({"ARENA_BOT_NAME": bot.name, "ARENA_BOT_SEED": seed, **bot.env})
         log_path = self.log_dir / f"{runner.match_id}-seat{seat}-{bot.name}.log"
         try:
-            return BotProcess(bot.argv, env, bot.cwd, log_path)
+            return BotProcess(bot.argv, env, log_path, bot.cwd)
         except OSError as exc:
             runner.mark_crashed(seat, f"cannot start the bot: {exc}")
             played.exits[seat] = (None, True)

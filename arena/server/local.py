@@ -8,12 +8,15 @@ how every bot process is started: with ARENA_ADDRESS and ARENA_TOKEN in its envi
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,6 +61,111 @@ def bot_environment(address: str, token: str, seat: int) -> dict[str, str]:
     return env
 
 
+SETPRIV = shutil.which("setpriv")
+SH = shutil.which("sh")
+
+
+def die_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv` run so that it is killed when this process dies.
+
+    setpriv arms the parent-death signal and execs sh, which checks that its parent is still
+    this process (had it died before the signal was armed, nobody would send it) and execs
+    the bot. No Python runs between fork and exec: the grpc library's at-fork handlers would
+    crash a child forked the slow way, so subprocess must be free to use vfork.
+    """
+    if SETPRIV is None or SH is None:
+        return list(argv)
+    check = 'test "$PPID" = "$0" || exit 1; exec "$@"'
+    return [SETPRIV, "--pdeathsig", "KILL", "--", SH, "-c", check, str(os.getpid()), *argv]
+
+
+class BotProcess:
+    """One bot process, in a session and process group of its own, stopped as a group.
+
+    A Ctrl-C at the terminal reaches the command, not the bots (it stops them itself); where
+    `setpriv` exists a parent-death signal kills them if the command is killed outright
+    (`die_with_parent`). Processes are started from the trio thread itself, since the
+    parent-death signal belongs to the thread that forked (trio's own `open_process` forks in a
+    worker thread, which exits when idle). Its output goes to `log_path` (appended), else nowhere.
+    Raises OSError or ValueError (an empty or unbalanced command) when it cannot start.
+    """
+
+    def __init__(
+        self, argv: Sequence[str], env: Mapping[str, str], log_path: Path | None, cwd: Path | None = None
+    ) -> None:
+        if not argv:
+            raise ValueError("an empty command")
+        with contextlib.ExitStack() as stack:
+            sink: Any = subprocess.DEVNULL
+            if log_path is not None:
+                sink = stack.enter_context(log_path.open("ab"))
+            _check_program(argv[0], env, cwd)
+            self.popen = subprocess.Popen(
+                die_with_parent(argv),
+                env=dict(env),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                start_new_session=True,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    async def wait(self) -> int:
+        """Wait for the process to end without a thread: a pidfd becomes readable when it does."""
+        if self.popen.poll() is not None:
+            return self.popen.returncode
+        try:
+            pidfd = os.pidfd_open(self.popen.pid)
+        except (AttributeError, OSError):  # no pidfd (old kernel): poll
+            while self.popen.poll() is None:
+                await trio.sleep(0.05)
+            return self.popen.returncode
+        try:
+            await trio.lowlevel.wait_readable(pidfd)
+        finally:
+            trio.lowlevel.notify_closing(pidfd)
+            os.close(pidfd)
+        return self.popen.wait()
+
+    async def stop(self) -> None:
+        """End the process and its group, shielded from cancellation: SIGTERM, up to `STOP_GRACE_S`
+        to exit, then SIGKILL to whatever of the group is left (what the bot started included);
+        the process is reaped."""
+        with trio.CancelScope(shield=True):
+            if self.popen.poll() is None:
+                self._signal_group(signal.SIGTERM)
+                with trio.move_on_after(STOP_GRACE_S):
+                    await self.wait()
+            self._signal_group(signal.SIGKILL)  # the group outlives its leader while its children run
+            with trio.move_on_after(STOP_GRACE_S):
+                await self.wait()
+
+    def _signal_group(self, number: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, number)
+
+
+def _check_program(program: str, env: Mapping[str, str], cwd: Path | None) -> None:
+    """Raise what `Popen` would for a program that cannot run: behind `die_with_parent` the
+    failure would otherwise show only as the shell's exit status 127."""
+    if os.sep in program:
+        path = Path(cwd or ".") / program  # Popen resolves a relative program against cwd
+        if not path.is_file():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        if not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
 class BotOwner(Protocol):
     """What a launched bot reports to: a match or a position runner."""
 
@@ -73,58 +181,22 @@ async def launch_bot(
     """Run a bot command for `seat` (with ARENA_ADDRESS and ARENA_TOKEN) until it exits.
 
     Its output goes to `log_path` (else nowhere). A process that ends before its match does, or
-    cannot start, is reported as crashed. The bot runs in a process group of its own, so a
-    Ctrl-C at the terminal reaches the command, not the bots, and whatever the bot starts
-    ends with it. Cancelled, it stops the group (`stop_bot`: SIGTERM, then SIGKILL after
-    `STOP_GRACE_S`) before it returns. Returns the exit status (None when it could not start)."""
-    env = bot_environment(address, token, seat)
-    sink: Any = log_path.open("ab") if log_path is not None else subprocess.DEVNULL
+    cannot start, is reported as crashed. The bot is a `BotProcess`: cancelled, it stops the bot's
+    group (SIGTERM, then SIGKILL after `STOP_GRACE_S`) before it returns. Returns the exit status
+    (None when it could not start)."""
     try:
-        try:
-            process = await trio.lowlevel.open_process(
-                shlex.split(command),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=sink,
-                stderr=sink,
-                start_new_session=os.name == "posix",
-            )
-        except (OSError, ValueError) as exc:  # no such program, or an empty or unbalanced command
-            owner.mark_crashed(seat, f"cannot start the bot {command!r}: {exc}")
-            return None
-        try:
-            code = await process.wait()
-            if not owner.done.is_set():
-                owner.mark_crashed(seat, f"the bot process exited with status {code}")
-                log.warning("bot exited", match_id=owner.match_id, seat=seat, status=code)
-            return code
-        finally:
-            await stop_bot(process)
+        process = BotProcess(shlex.split(command), bot_environment(address, token, seat), log_path)
+    except (OSError, ValueError) as exc:  # no such program, or an empty or unbalanced command
+        owner.mark_crashed(seat, f"cannot start the bot {command!r}: {exc}")
+        return None
+    try:
+        code = await process.wait()
+        if not owner.done.is_set():
+            owner.mark_crashed(seat, f"the bot process exited with status {code}")
+            log.warning("bot exited", match_id=owner.match_id, seat=seat, status=code)
+        return code
     finally:
-        if log_path is not None:
-            sink.close()
-
-
-async def stop_bot(process: trio.Process) -> None:
-    """End a bot process and its process group, shielded from cancellation: SIGTERM, up to
-    `STOP_GRACE_S` to exit, then SIGKILL to whatever of the group is left; the process is reaped.
-    A bot that already exited only has its leftover children killed."""
-    with trio.CancelScope(shield=True):
-        if process.returncode is None:
-            _signal_bot(process, signal.SIGTERM)
-            with trio.move_on_after(STOP_GRACE_S):
-                await process.wait()
-        _signal_bot(process, signal.SIGKILL)
-        with trio.move_on_after(STOP_GRACE_S):
-            await process.wait()
-
-
-def _signal_bot(process: trio.Process, number: signal.Signals) -> None:
-    if os.name == "posix":  # the group outlives its leader while the bot's children run
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, number)
-    elif process.returncode is None:
-        process.terminate() if number == signal.SIGTERM else process.kill()
+        await process.stop()
 
 
 async def _run_bot(
@@ -145,7 +217,7 @@ async def play_matches(
 
     Cancelled (Ctrl-C or SIGTERM through `cli.common.run_until_signalled`, a ladder stopped),
     it raises the cancellation as trio functions do, and only once every bot process it
-    started has ended (`stop_bot`: SIGTERM, SIGKILL after `STOP_GRACE_S`, their children too)
+    started has ended (`BotProcess.stop`: SIGTERM, SIGKILL after `STOP_GRACE_S`, their children too)
     and the server has stopped. A match cut off keeps its replay as `<id>.jsonl.part`, closed
     by the referee (`MatchRunner.run` abandons the log), so nothing is left running or open."""
     for config, bots in jobs:
