@@ -72,7 +72,7 @@ def test_the_seats_and_the_replay_record_every_hello(played: Any) -> None:
         ("gamma", "", 1),
     ]
     lines = lines_of(path)
-    assert lines[0]["version"] == REPLAY_VERSION == 2
+    assert lines[0]["version"] == REPLAY_VERSION == 3
     hellos = [line for line in lines if line["type"] == "hello"]
     assert sorted(hellos, key=lambda line: (line["seat"], line["bot_version"])) == [
         {"type": "hello", "seat": 0, "bot_name": "alpha", "bot_version": "1.0", "protocol_version": 1},

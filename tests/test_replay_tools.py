@@ -25,6 +25,7 @@ from arena.referee import runner as referee
 from arena.referee.runner import MatchConfig
 from arena.referee.seat import TimeControl
 from arena.replay import verify as verify_module
+from arena.replay.log import REPLAY_VERSION
 from arena.replay.read import Replay
 from arena.replay.samples import SAMPLES, SAMPLES_DIR
 from arena.replay.show import render
@@ -585,10 +586,11 @@ def test_a_newer_version_or_unknown_variant_is_refused_clearly(
     played: dict[str, Played], tmp_path: Path
 ) -> None:
     lines = lines_of(played["clean"].path)
-    lines[0]["version"] = 3
-    line = problem_of(arena("replay", "verify", write_lines(tmp_path / "v3.jsonl", lines)))
-    assert "replay log version 3 is newer than this arena reads (≤ 2)" in line
-    lines[0]["version"] = 2
+    lines[0]["version"] = REPLAY_VERSION + 1
+    line = problem_of(arena("replay", "verify", write_lines(tmp_path / "newer.jsonl", lines)))
+    newer = REPLAY_VERSION + 1
+    assert f"replay log version {newer} is newer than this arena reads (≤ {REPLAY_VERSION})" in line
+    lines[0]["version"] = REPLAY_VERSION
     lines[0]["variant"] = "tarock-2099"
     line = problem_of(arena("replay", "verify", write_lines(tmp_path / "unknown.jsonl", lines)))
     assert "unknown variant 'tarock-2099'" in line

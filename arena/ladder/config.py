@@ -5,7 +5,7 @@
     deal_sets = 4                # each deal set is played at every table in every seat arrangement
     deals = 3                    # dealer turns per match (default: one per seat)
     concurrency = 2
-    [time_control]               # per_decision_ms, bank_ms, increment_ms
+    [time_control]               # per_decision_ms, bank_ms, increment_ms, latency_allowance_ms
     [faults]                     # policy, max_invalid, reconnect_grace_ms, start_timeout_ms
     [[bots]]                     # name and command, or name and token / token_env (a remote bot)
 
@@ -52,7 +52,7 @@ TOP_KEYS = {
     "faults",
     "bots",
 }
-TIME_KEYS = {"per_decision_ms", "bank_ms", "increment_ms"}
+TIME_KEYS = {"per_decision_ms", "bank_ms", "increment_ms", "latency_allowance_ms"}
 FAULT_KEYS = {"policy", "max_invalid", "reconnect_grace_ms", "start_timeout_ms"}
 BOT_KEYS = {"name", "command", "token", "token_env", "env", "cwd"}
 
@@ -121,7 +121,8 @@ class LadderConfig:
             "deals": self.deals,
             "seating": self.seating,
             "bots": [bot.identity() for bot in self.bots],
-            "time_control": [tc.per_decision_ms, tc.bank_ms, tc.increment_ms],
+            "time_control": [tc.per_decision_ms, tc.bank_ms, tc.increment_ms]
+            + ([tc.latency_allowance_ms] if tc.latency_allowance_ms else []),  # ladders from before
             "fault_policy": self.fault_policy,
             "max_invalid": self.max_invalid,
         }
@@ -214,6 +215,7 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
         per_decision_ms=tc_reader.integer("per_decision_ms", 10_000, 1, 3_600_000),
         bank_ms=tc_reader.integer("bank_ms", 60_000, 0, 36_000_000),
         increment_ms=tc_reader.integer("increment_ms", 0, 0, 3_600_000),
+        latency_allowance_ms=tc_reader.integer("latency_allowance_ms", 0, 0, 60_000),
     )
     faults = _Reader(path, top.table_of("faults"), "faults", FAULT_KEYS)
 

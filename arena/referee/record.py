@@ -22,12 +22,18 @@ def _action_json(action: Action) -> str:
     return json.dumps(action.to_dict(), separators=(",", ":"), ensure_ascii=False)
 
 
-def action_line(deal: int, step: int, seat: int, action: Action, think_ms: int) -> str:
-    """The replay's `action` line of a decision without a fault, as `ReplayWriter.write` encodes it."""
+def action_line(deal: int, step: int, seat: int, action: Action, think_ms: int, latency: str = "") -> str:
+    """The replay's `action` line of a decision without a fault, as `ReplayWriter.write` encodes it;
+    `latency` is `latency_fields(…)` under a latency allowance."""
     return (
         f'{{"type":"action","deal":{deal},"step":{step},"seat":{seat},'
-        f'"action":{_action_json(action)},"think_ms":{think_ms}}}'
+        f'"action":{_action_json(action)},"think_ms":{think_ms}{latency}}}'
     )
+
+
+def latency_fields(rtt_ms: int | None, allowance_ms: int) -> str:
+    """An action line's `rtt_ms` and `allowance_ms`, as `ReplayWriter.write` encodes them."""
+    return f',"rtt_ms":{"null" if rtt_ms is None else rtt_ms},"allowance_ms":{allowance_ms}'
 
 
 class ReplayFlusher:

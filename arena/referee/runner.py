@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 import structlog
@@ -44,7 +44,7 @@ from ..protocol import (
 )
 from ..replay.log import FAULT_POLICIES, REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
 from ..v1 import arena_pb2 as pb
-from .record import action_line, replay_flusher
+from .record import action_line, latency_fields, replay_flusher
 from .seat import (
     ALARM,
     MAX_BOT_MESSAGE_BYTES,
@@ -55,12 +55,14 @@ from .seat import (
     Link,
     LinkChange,
     Reply,
+    RoundTrip,
     Seat,
     TimeControl,
     hello_refusal,
 )
 
 log = structlog.get_logger()
+
 
 @dataclass(frozen=True)
 class MatchConfig:
@@ -85,6 +87,16 @@ class MatchConfig:
             raise ValueError("a match has at least one deal")
         if self.max_invalid < 1:
             raise ValueError("max_invalid is at least 1")
+
+
+class Decided(NamedTuple):
+    """A decision's outcome: the action played, the measured time, the fault, the latency used."""
+
+    action: Action
+    think_ms: int
+    fault: Fault | None
+    rtt_ms: int | None  # the seat's round-trip estimate when asked (None: off, or no estimate yet)
+    allowance_ms: int  # the part of think_ms not charged to the seat's clock
 
 
 class MatchState(Enum):
@@ -142,6 +154,7 @@ class MatchRunner:
             old.close(grpc.StatusCode.ABORTED, "replaced by a new connection with the same token")
         seat.link = link
         seat.hello = False
+        seat.round_trip = RoundTrip()  # another connection, perhaps from elsewhere
         self.log.info("bot connected", seat=seat_index)
 
     def deliver(self, seat_index: int, link: Link, message: pb.BotMessage) -> None:
@@ -265,6 +278,17 @@ class MatchRunner:
             server_version=__version__,
         )
 
+    def _time_control_header(self) -> dict[str, int]:
+        tc = self.config.time_control
+        header = {
+            "per_decision_ms": tc.per_decision_ms,
+            "bank_ms": tc.bank_ms,
+            "increment_ms": tc.increment_ms,
+        }
+        if tc.latency_allowance_ms:  # absent when off, as in logs before version 3
+            header["latency_allowance_ms"] = tc.latency_allowance_ms
+        return header
+
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
             self._writer.write(line)
@@ -303,11 +327,7 @@ class MatchRunner:
                 "seed": c.seed,
                 "deals": c.deals,
                 "seats": list(c.seat_names),
-                "time_control": {
-                    "per_decision_ms": c.time_control.per_decision_ms,
-                    "bank_ms": c.time_control.bank_ms,
-                    "increment_ms": c.time_control.increment_ms,
-                },
+                "time_control": self._time_control_header(),
                 "fault_policy": c.fault_policy,
                 "max_invalid": c.max_invalid,
             }
@@ -405,6 +425,7 @@ class MatchRunner:
 
     async def _play(self) -> None:
         match = self.match
+        allowance_on = self.config.time_control.latency_allowance_ms > 0
         while not match.is_over():
             deal = match.deal_index
             state = match.start_deal()
@@ -427,26 +448,33 @@ class MatchRunner:
                 seat = state.current_player
                 assert seat is not None
                 tricks_before = len(state.tricks)
-                action, think_ms, fault = await self._decide(self.seats[seat], state, views, deal, len(notes))
+                decision = await self._decide(self.seats[seat], state, views, deal, len(notes))
+                action, think_ms, fault = decision.action, decision.think_ms, decision.fault
                 state.apply(action)
                 self.decisions += 1
                 note: dict[str, Any] = {"think_ms": think_ms}
                 if fault is not None:
                     note["fault"] = {"kind": fault.kind, "detail": fault.detail}
                 notes.append(note)
+                latency = ""
+                if allowance_on:
+                    latency = latency_fields(decision.rtt_ms, decision.allowance_ms)
                 if fault is None and self._writer is not None:
-                    self._writer.write_json(action_line(deal, len(notes) - 1, seat, action, think_ms))
-                else:
-                    self._write(
-                        {
-                            "type": "action",
-                            "deal": deal,
-                            "step": len(notes) - 1,
-                            "seat": seat,
-                            "action": action.to_dict(),
-                            **note,
-                        }
+                    self._writer.write_json(
+                        action_line(deal, len(notes) - 1, seat, action, think_ms, latency)
                     )
+                else:
+                    line = {
+                        "type": "action",
+                        "deal": deal,
+                        "step": len(notes) - 1,
+                        "seat": seat,
+                        "action": action.to_dict(),
+                        **note,
+                    }
+                    if allowance_on:
+                        line.update(rtt_ms=decision.rtt_ms, allowance_ms=decision.allowance_ms)
+                    self._write(line)
                 public = action if action.type != "discard" else Action("discard")  # the card stays hidden
                 self.broadcast(action_taken_event(deal, seat, public))
                 if len(state.tricks) > tricks_before:
@@ -474,12 +502,22 @@ class MatchRunner:
 
     async def _decide(
         self, seat: Seat, state: DealState, views: ViewEncoder, deal: int, step: int
-    ) -> tuple[Action, int, Fault | None]:
-        """Ask `seat` for its action under the clock; apply the fault policy when it fails."""
+    ) -> Decided:
+        """Ask `seat` for its action under the clock; apply the fault policy when it fails.
+
+        Under a latency allowance the seat's round-trip estimate, capped by the allowance, is
+        added to its deadline and taken off the time charged (never more than the decision took).
+        """
         c = self.config
         tc = c.time_control
         legal = state.legal_actions()
         limit_ms = tc.per_decision_ms + seat.bank_ms
+        rtt_ms: int | None = None
+        credit_ms = 0
+        if tc.latency_allowance_ms:
+            rtt_ms = seat.round_trip.estimate_ms()
+            if rtt_ms is not None:
+                credit_ms = min(rtt_ms, tc.latency_allowance_ms)
         request_id = next(self._request_ids)
         data = request_message(
             request_id, deal, views.view(seat.index), legal, limit_ms, seat.bank_ms, seat.events
@@ -489,7 +527,8 @@ class MatchRunner:
         if len(self.request_sizes) < 200:
             self.request_sizes.append(len(data))
         start = trio.current_time()
-        deadline = start + limit_ms / 1000
+        deadline = start + (limit_ms + credit_ms) / 1000
+        sent_on = seat.link if seat.hello else None  # a round-trip sample needs one connection
         if self._writer is not None and self._writer.pending:
             # Every move before this request reaches the OS before the request leaves:
             # a killed server loses at most the move in flight.
@@ -545,7 +584,11 @@ class MatchRunner:
                     fault = Fault(seat.index, "illegal", f"{invalid} invalid answers, the last: {exc}")
         seat.pending, seat.pending_message = None, b""
         self._waiting = None
-        think_ms = int((trio.current_time() - start) * 1000)
+        elapsed_ms = (trio.current_time() - start) * 1000
+        think_ms = int(elapsed_ms)
+        used_ms = min(credit_ms, think_ms)
+        if fault is None and invalid == 0 and sent_on is not None and seat.link is sent_on:
+            seat.round_trip.add(elapsed_ms)
         if fault is not None:
             seat.faults.append(fault)
             if fault.kind == "timeout":
@@ -563,9 +606,9 @@ class MatchRunner:
             # substitute: a legal action chosen deterministically from the match seed
             action = random.Random(f"{c.seed}:substitute:{deal}:{step}").choice(legal)
         else:
-            over = think_ms - tc.per_decision_ms
+            over = think_ms - used_ms - tc.per_decision_ms
             if over > 0:
                 seat.bank_ms = max(0, seat.bank_ms - over)
             seat.bank_ms += tc.increment_ms
         assert action is not None
-        return action, think_ms, fault
+        return Decided(action, think_ms, fault, rtt_ms, used_ms)

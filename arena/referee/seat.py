@@ -52,6 +52,9 @@ class TimeControl:
     per_decision_ms: int = 10_000
     bank_ms: int = 60_000
     increment_ms: int = 0
+    # The most a decision's charge is lowered by the seat's measured round trip (`RoundTrip`);
+    # 0, the default, charges the whole decision time, network included.
+    latency_allowance_ms: int = 0
 
     def message(self) -> pb.TimeControl:
         return pb.TimeControl(
@@ -133,6 +136,36 @@ class Fault:
         return {"seat": self.seat, "kind": self.kind, "detail": self.detail}
 
 
+RTT_WINDOW = 16  # the decisions a round-trip estimate looks back on
+RTT_MIN_SAMPLES = 3  # no allowance before this many answers on the current connection
+
+
+class RoundTrip:
+    """The round trip of one bot connection, estimated from the decisions it answered.
+
+    A sample is a first answer's time, from sending the request to receiving the answer: the
+    network's round trip plus the bot's thinking plus the server's own handling, never less than
+    the round trip. The estimate is the smallest of the last `RTT_WINDOW` samples (a windowed
+    minimum, as TCP's congestion control keeps one): queueing, garbage collection and slow
+    thinking only ever add to a sample, so the minimum is the one closest to the wire, and a bot
+    can raise it only by being slow on every decision, which the match's allowance caps.
+    """
+
+    __slots__ = ("_samples",)
+
+    def __init__(self) -> None:
+        self._samples: deque[float] = deque(maxlen=RTT_WINDOW)
+
+    def add(self, ms: float) -> None:
+        self._samples.append(ms)
+
+    def estimate_ms(self) -> int | None:
+        """The estimate in whole ms (rounded down), or None before `RTT_MIN_SAMPLES` samples."""
+        if len(self._samples) < RTT_MIN_SAMPLES:
+            return None
+        return int(min(self._samples))
+
+
 @dataclass
 class Seat:
     index: int
@@ -151,6 +184,8 @@ class Seat:
     pending_message: bytes = b""  # that request, encoded: sent again after a reconnection
     events: list[bytes] = field(default_factory=list)  # public events not yet sent, encoded
     faults: list[Fault] = field(default_factory=list)
+    round_trip: RoundTrip = field(default_factory=RoundTrip)  # of the current connection
+    pending_sent_on: Link | None = None  # the link the pending request was first sent on
     _window_start: float = 0.0
     _window_count: int = 0
 

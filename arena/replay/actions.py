@@ -37,6 +37,9 @@ from .read import (
 )
 
 _ACTION_LINE_KEYS = frozenset({"type", "deal", "step", "seat", "action", "think_ms", "fault"})
+# Version 3 on, with a latency allowance in the time control: the seat's round-trip estimate
+# (null before it had one) and the part of think_ms not charged to its clock.
+_LATENCY_KEYS = frozenset({"rtt_ms", "allowance_ms"})
 # Canonical actions met so far, by (type, card, suit, name) as a record spells them: the action, its
 # JSON text as the referee writes it, and its number of fields. A few hundred at most.
 _KNOWN: dict[tuple[Any, Any, Any, Any], tuple[Action, str, int]] = {}
@@ -163,6 +166,11 @@ class ActionCheck:
             message = f"the action line has no entry in the deal record (line {number})"
             self._discrepancy(message, numbers[done], done, expected=f"{done} actions, as the record")
 
+    def _latency_fields(self) -> bool:
+        """Whether action lines may carry `rtt_ms` and `allowance_ms` (version 3 on)."""
+        version = self.replay.header.get("version")
+        return is_int(version) and version >= 3
+
     def _known_action(self, entry: dict[str, Any]) -> tuple[Action, str, int] | None:
         fields = {k: entry[k] for k in ("type", "card", "suit", "name") if entry.get(k) is not None}
         try:
@@ -192,8 +200,9 @@ class ActionCheck:
         assert log is not None
         if not isinstance(line, dict) or line.get("type") != "action":
             stop_damage(line_no, "is not an action line")
-        if set(line) - _ACTION_LINE_KEYS:
-            stop_damage(line_no, f"has unknown field(s) {sorted(set(line) - _ACTION_LINE_KEYS)}")
+        known_keys = _ACTION_LINE_KEYS | _LATENCY_KEYS if self._latency_fields() else _ACTION_LINE_KEYS
+        if set(line) - known_keys:
+            stop_damage(line_no, f"has unknown field(s) {sorted(set(line) - known_keys)}")
         if line.get("deal") != log.index or line.get("step") != step:
             where = f"deal {line.get('deal')!r} step {line.get('step')!r}"
             stop_damage(line_no, f"is the action of {where}; expected deal {log.index} step {step}")
@@ -201,6 +210,17 @@ class ActionCheck:
         fault, fields = line.get("fault"), line.get("action")
         if not (is_int(seat) and is_int(think) and think >= 0 and isinstance(fields, dict)):
             stop_damage(line_no, "needs a whole-number seat, an action object and a think_ms of 0 or more")
+        rtt, allowance = line.get("rtt_ms"), line.get("allowance_ms", 0)
+        if not (
+            (rtt is None or (is_int(rtt) and rtt >= 0))
+            and is_int(allowance)
+            and 0 <= allowance <= think
+            and (rtt is not None or allowance == 0)
+        ):
+            stop_damage(
+                line_no,
+                "needs an rtt_ms of 0 or more (or null), and an allowance_ms from 0 to think_ms",
+            )
         if fault is not None and not is_fault(fault):
             kinds = ", ".join(FAULT_KINDS)
             stop_damage(line_no, f"has a fault that is not {{kind, detail}} with a kind of {kinds}")
@@ -215,10 +235,17 @@ class ActionCheck:
             action = Action.from_dict(fields)
         except EngineError as exc:
             self._discrepancy(f"malformed action {brief(fields)}: {exc}", line_no, step, seat)
-        self._checked_apply(step, seat, action, think, fault)
+        self._checked_apply(step, seat, action, think, fault, rtt, allowance)
 
     def _checked_apply(
-        self, step: int, seat: int, action: Action, think: int, fault: dict[str, str] | None
+        self,
+        step: int,
+        seat: int,
+        action: Action,
+        think: int,
+        fault: dict[str, str] | None,
+        rtt: int | None = None,
+        allowance: int = 0,
     ) -> None:
         state, log = self.state, self.deal_log
         assert state is not None and log is not None
@@ -243,7 +270,7 @@ class ActionCheck:
             self.faults[seat] += 1
         self.steps = step + 1
         if self.collect:
-            log.decisions.append(Decision(step, seat, action, think, fault, line_no))
+            log.decisions.append(Decision(step, seat, action, think, fault, line_no, rtt, allowance))
 
     def _wrong_seat(self, step: int, seat: object) -> NoReturn:
         state = self.state

@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import IO, Any
 
 REPLAY_FORMAT = "arena-replay"
-REPLAY_VERSION = 2  # 2 added the `hello` line; version 1 logs are read as before
+# 2 added the `hello` line; 3 the `rtt_ms` and `allowance_ms` of action lines under a latency
+# allowance. Lower versions are read as before.
+REPLAY_VERSION = 3
 FLUSH_AFTER_S = 0.05
 
 # The format's vocabulary: what the referee writes and the verifier accepts.

@@ -59,6 +59,8 @@ class Decision:
     think_ms: int
     fault: dict[str, str] | None
     line: int
+    rtt_ms: int | None = None  # the seat's round-trip estimate, with a latency allowance (version 3)
+    allowance_ms: int = 0  # the part of think_ms not charged to the seat's clock
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,12 @@ class Replay:
     @property
     def seats(self) -> int:
         return self.variant.seats if self.variant is not None else 0
+
+    @property
+    def latency_allowance_ms(self) -> int:
+        """The time control's latency allowance (0: none, as in every log before version 3)."""
+        value = self.header.get("time_control", {}).get("latency_allowance_ms", 0)
+        return value if is_int(value) and value > 0 else 0
 
     @property
     def time_control(self) -> tuple[int, int, int]:

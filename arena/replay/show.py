@@ -68,6 +68,8 @@ def render_header(replay: Replay, out: TextIO, seat: int | None = None) -> None:
     clock = f"{seconds_text(per)} per decision + bank {seconds_text(bank)}"
     if increment:
         clock += f" (+{seconds_text(increment)} per decision)"
+    if replay.latency_allowance_ms:
+        clock += f" · latency allowance up to {replay.latency_allowance_ms} ms per decision"
     print(f"clock: {clock} · fault policy {h.get('fault_policy')}", file=out)
     # Version 1 logs have no hello lines: they do not say which bots played.
     hellos = replay.first_hellos() if h.get("version", 1) != 1 else []
@@ -265,6 +267,9 @@ class _Omniscient(_Deal):
         clock = self.times[self.log.index, decision.step]
         text = f"  #{decision.step:<4} seat {decision.seat}  {action_text(decision.action)}"
         timing = f"{decision.think_ms} ms of {seconds_text(clock.limit_ms)}"
+        if self.replay.latency_allowance_ms:
+            rtt = "no estimate yet" if decision.rtt_ms is None else f"rtt {decision.rtt_ms} ms"
+            timing += f" ({rtt}, {decision.allowance_ms} ms allowed, {clock.charged_ms} ms charged)"
         choice = f" · 1 of {legal}" if legal > 1 else " · forced"
         self.line(f"{text:<44}{timing}{choice}")
         if decision.fault is not None:

@@ -35,6 +35,7 @@ class Clock:
 
     limit_ms: int  # per-decision limit plus the bank: `DecisionRequest.time_limit_ms`
     bank_ms: int  # the bank before the decision: `DecisionRequest.bank_ms`
+    charged_ms: int  # the think time charged to the clock: think_ms less the latency allowance used
 
 
 def clocks(replay: Replay) -> dict[tuple[int, int], Clock]:
@@ -53,7 +54,8 @@ def _clock(replay: Replay) -> tuple[dict[tuple[int, int], Clock], list[int]]:
     The referee (`MatchRunner._decide` in arena.referee.runner) draws time beyond the
     per-decision limit from the seat's bank, empties the bank on a timeout, leaves it as it is
     on any other fault, and adds the increment after each answered decision. The log holds the
-    think times it used, so the banks come out exactly.
+    think times it used (and, with a latency allowance, the part of each it did not charge), so
+    the banks come out exactly.
     """
     per, bank, increment = replay.time_control
     banks = [bank] * replay.seats
@@ -62,12 +64,13 @@ def _clock(replay: Replay) -> tuple[dict[tuple[int, int], Clock], list[int]]:
         for decision in deal.decisions:
             seat = decision.seat
             before = banks[seat]
-            out[deal.index, decision.step] = Clock(per + before, before)
+            charged = decision.think_ms - decision.allowance_ms
+            out[deal.index, decision.step] = Clock(per + before, before, charged)
             if decision.fault is not None:
                 if decision.fault.get("kind") == "timeout":
                     banks[seat] = 0
                 continue
-            over = decision.think_ms - per
+            over = charged - per
             after = max(0, before - over) if over > 0 else before
             banks[seat] = after + increment
     return out, banks

@@ -48,6 +48,7 @@ class ArenaConfig:
     per_decision_ms: int = 5_000
     bank_ms: int = 30_000
     increment_ms: int = 0
+    latency_allowance_ms: int = 0  # see TimeControl; 0 charges a bot's network to its clock
     max_matches_per_bot: int = 4  # at once, over all of a bot's lobby streams
     joins_per_minute: float = 20.0  # per bot, after a burst of `join_burst`
     join_burst: int = 5
@@ -63,6 +64,8 @@ class ArenaConfig:
             find_variant(name)  # raises ConfigError with the known names
         if not self.variants:
             raise ValueError("the arena runs at least one variant")
+        if self.latency_allowance_ms < 0:
+            raise ValueError("latency_allowance_ms is 0 or more")
         for name in ("max_matches_per_bot", "join_burst", "pause_after"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} is at least 1")
@@ -90,7 +93,7 @@ class ArenaConfig:
 
     @property
     def time_control(self) -> TimeControl:
-        return TimeControl(self.per_decision_ms, self.bank_ms, self.increment_ms)
+        return TimeControl(self.per_decision_ms, self.bank_ms, self.increment_ms, self.latency_allowance_ms)
 
 
 @dataclass
