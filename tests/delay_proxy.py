@@ -33,10 +33,10 @@ async def _pump(source: trio.SocketStream, sink: trio.SocketStream, delay_s: flo
 
 async def _connection(client: trio.SocketStream, upstream_port: int, delay_s: float) -> None:
     try:
-        async with client, await trio.open_tcp_stream("127.0.0.1", upstream_port) as server:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_pump, client, server, delay_s)
-                nursery.start_soon(_pump, server, client, delay_s)
+        server = await trio.open_tcp_stream("127.0.0.1", upstream_port)
+        async with client, server, trio.open_nursery() as nursery:
+            nursery.start_soon(_pump, client, server, delay_s)
+            nursery.start_soon(_pump, server, client, delay_s)
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
         pass  # either side hung up: the connection is over
 
