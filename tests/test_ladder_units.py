@@ -112,6 +112,12 @@ def test_a_good_ladder_file_loads(tmp_path: Path) -> None:
     assert config.bots[0].argv[0] == sys.executable
     assert config.database == tmp_path / "l.sqlite"
     assert config.seating == "permutations" and config.deals == 1 and config.deal_sets == 2
+    assert config.time_control.latency_allowance_ms == 0  # off unless asked
+    before = config.identity()
+    path.write_text(GOOD + "[time_control]\nlatency_allowance_ms = 250\n")
+    allowed = load_ladder(path)
+    assert allowed.time_control.latency_allowance_ms == 250
+    assert allowed.identity() != before  # a ladder cannot be resumed with another allowance
 
 
 @pytest.mark.parametrize(
@@ -124,6 +130,7 @@ def test_a_good_ladder_file_loads(tmp_path: Path) -> None:
         (GOOD.replace("deals = 1", "deals = 0"), ["deals", "at least 1"]),
         (GOOD.replace("seed = 3", "seed = 'x'"), ["seed", "whole number"]),
         (GOOD + "[time_control]\nper_decision_ms = -5\n", ["time_control.per_decision_ms"]),
+        (GOOD + "[time_control]\nlatency_allowance_ms = -1\n", ["time_control.latency_allowance_ms"]),
         (GOOD + "[faults]\npolicy = 'ignore'\n", ["faults.policy", "substitute, forfeit"]),
         (GOOD.replace('name = "c"', 'name = "a"'), ["two bots are named 'a'"]),
         (GOOD.replace("{python} -c pass", "no-such-program-xyz", 1), ["bots[0] (a).command", "not found"]),

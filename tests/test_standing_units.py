@@ -195,6 +195,11 @@ def test_arena_config_from_toml(tmp_path: Path) -> None:
     path.write_text("[arena]\nmax_matchez = 2\n")
     with pytest.raises(ValueError, match="unknown \\[arena\\] keys max_matchez"):
         ArenaConfig.from_toml(path)
+    path.write_text("[arena]\nlatency_allowance_ms = 300\n")
+    assert ArenaConfig.from_toml(path).time_control.latency_allowance_ms == 300
+    path.write_text("[arena]\nlatency_allowance_ms = -1\n")
+    with pytest.raises(ValueError, match="latency_allowance_ms is 0 or more"):
+        ArenaConfig.from_toml(path)
     path.write_text("[arena]\njoin_burst = 0\n")
     with pytest.raises(ValueError, match="join_burst is at least 1"):
         ArenaConfig.from_toml(path)
