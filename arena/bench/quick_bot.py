@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from dataclasses import dataclass, field
 
 import grpc
 
@@ -18,7 +20,17 @@ from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 
 
-async def play(address: str, token: str, name: str = "quick") -> int:
+@dataclass
+class MatchTiming:
+    """The round trips one match's bots observe (`arena bench server`), shared by its seats' bots:
+    from one bot handing over its answer to the next request reaching any bot of the match."""
+
+    recording: bool = False
+    last_answer: float | None = None
+    samples: list[float] = field(default_factory=list)  # seconds
+
+
+async def play(address: str, token: str, name: str = "quick", timing: MatchTiming | None = None) -> int:
     """Play the match of seat `token` to its end; the decisions answered."""
     decisions = 0
     async with grpc.aio.insecure_channel(address) as channel:
@@ -31,7 +43,13 @@ async def play(address: str, token: str, name: str = "quick") -> int:
                 break
             if kind == "request":
                 request = message.request
+                if timing is not None:
+                    now = time.perf_counter()
+                    if timing.recording and timing.last_answer is not None:
+                        timing.samples.append(now - timing.last_answer)
                 reply = pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
+                if timing is not None:
+                    timing.last_answer = time.perf_counter()
                 await call.write(pb.BotMessage(action=reply))
                 decisions += 1
         await call.done_writing()

@@ -9,6 +9,11 @@ streams on one asyncio loop):
    seen in step 1);
 3. resident memory per connected idle bot, with N bots connected.
 
+And the latency the referee adds to a decision: the round trip its bots observe (from a bot
+handing over its answer to the next request reaching a bot of the match) against a raw
+grpc.aio round trip with as many streams as there are decisions in flight (one per match),
+both as median and p99; `added_latency_*` is the difference.
+
 CPU time is reported per decision and per round trip, for the server process (every
 thread) and for the driver, so that a slow run can be told apart from a saturated
 driver: the machine may have few cores, shared by both processes.
@@ -53,6 +58,12 @@ class ServerBench:
     driver_cpu_us_per_decision: float
     server_cpu_us_per_roundtrip: float
     driver_cpu_us_per_roundtrip: float
+    decision_rt_p50_us: int  # bot-observed, from an answer to the next request
+    decision_rt_p99_us: int
+    raw_rt_p50_us: int  # raw grpc.aio, `matches` streams: as many round trips in flight
+    raw_rt_p99_us: int
+    added_latency_p50_us: int  # what the referee adds to a decision's round trip
+    added_latency_p99_us: int
     idle_bots: int
     rss_per_idle_bot_kib: float
 
@@ -74,13 +85,16 @@ def bench_server(
 async def _bench(
     matches: int, seconds: float, idle_bots: int, variant_name: str, bar: str | None
 ) -> ServerBench:
-    window, runners = await _play(matches, seconds, variant_name, bar)
+    window, runners, observed = await _play(matches, seconds, variant_name, bar)
     decisions = window.count
     server_cpu, driver_cpu = window.cpu_s
     request_bytes, reply_bytes = _mean_sizes(runners)
     streams = sum(len(runner.seats) for runner in runners)
-    raw, raw_server_cpu, raw_driver_cpu = await trio.to_thread.run_sync(
+    raw, raw_server_cpu, raw_driver_cpu, _ = await trio.to_thread.run_sync(
         _raw, streams, seconds, request_bytes, reply_bytes
+    )
+    *_, raw_latency = await trio.to_thread.run_sync(
+        _raw, matches, max(1.0, seconds / 2), request_bytes, reply_bytes
     )
     rss_per_bot = await _idle_memory(idle_bots, variant_name) if idle_bots else 0.0
     return ServerBench(
@@ -96,6 +110,12 @@ async def _bench(
         driver_cpu_us_per_decision=round(driver_cpu * 1e6 / max(decisions, 1), 1),
         server_cpu_us_per_roundtrip=raw_server_cpu,
         driver_cpu_us_per_roundtrip=raw_driver_cpu,
+        decision_rt_p50_us=observed["p50_us"],
+        decision_rt_p99_us=observed["p99_us"],
+        raw_rt_p50_us=raw_latency["p50_us"],
+        raw_rt_p99_us=raw_latency["p99_us"],
+        added_latency_p50_us=observed["p50_us"] - raw_latency["p50_us"],
+        added_latency_p99_us=observed["p99_us"] - raw_latency["p99_us"],
         idle_bots=idle_bots,
         rss_per_idle_bot_kib=round(rss_per_bot, 1),
     )
@@ -103,9 +123,9 @@ async def _bench(
 
 async def _play(
     matches: int, seconds: float, variant_name: str, bar: str | None
-) -> tuple[Window, list[MatchRunner]]:
-    """K matches of quick bots: decisions counted by the referee in the window, and both
-    processes' CPU time."""
+) -> tuple[Window, list[MatchRunner], dict[str, int]]:
+    """K matches of quick bots: decisions counted by the referee in the window, both processes'
+    CPU time, and the round trips the bots observed in the window (median and p99, µs)."""
     variant = find_variant(variant_name)
     with tempfile.TemporaryDirectory() as tmp:
         async with trio.open_nursery() as nursery:
@@ -122,21 +142,32 @@ async def _play(
                 "mode": "play",
                 "address": f"127.0.0.1:{port}",
                 "tokens": [seat.token for runner in runners for seat in runner.seats],
+                "seats": variant.seats,
             }
             driver = await trio.lowlevel.open_process(
-                driver_command(DRIVER, spec, Path(tmp) / "spec-play.json"), stdout=subprocess.PIPE
+                driver_command(DRIVER, spec, Path(tmp) / "spec-play.json"),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
             )
+            assert driver.stdin is not None and driver.stdout is not None
             with trio.move_on_after(60):  # the driver starts, connects every bot, and play begins
                 while not all(r.state is MatchState.RUNNING for r in runners):
                     await trio.sleep(0.05)
             await trio.sleep(0.5)  # warm up
             with Window(lambda: sum(r.decisions for r in runners), (os.getpid(), driver.pid)) as window:
+                await driver.stdin.send_all(b"start\n")
                 for pause in pauses(seconds, bar):
                     await trio.sleep(pause)
+                await driver.stdin.send_all(b"stop\n")
+            output = b""
+            with trio.move_on_after(30):
+                while not output.endswith(b"\n") and (chunk := await driver.stdout.receive_some()):
+                    output += chunk
             driver.kill()
             await driver.wait()
             nursery.cancel_scope.cancel()
-    return window, runners
+    observed: dict[str, int] = json.loads(output) if output.strip() else {"p50_us": 0, "p99_us": 0}
+    return window, runners, observed
 
 
 def _mean_sizes(runners: list[Any]) -> tuple[int, int]:
@@ -191,8 +222,11 @@ class _RawServer:
         self.thread.join(5)
 
 
-def _raw(streams: int, seconds: float, request_bytes: int, reply_bytes: int) -> tuple[float, float, float]:
-    """Round trips per second, then server and driver CPU µs per round trip."""
+def _raw(
+    streams: int, seconds: float, request_bytes: int, reply_bytes: int
+) -> tuple[float, float, float, dict[str, int]]:
+    """Round trips per second, server and driver CPU µs per round trip, and the round trips'
+    median and p99 (µs)."""
     with _RawServer(request_bytes) as server, tempfile.TemporaryDirectory() as tmp:
         spec = {
             "mode": "raw",
@@ -212,6 +246,7 @@ def _raw(streams: int, seconds: float, request_bytes: int, reply_bytes: int) -> 
         stats["roundtrips"] / min(window.seconds, seconds),
         round(window.cpu_s[0] * 1e6 / roundtrips, 1),
         round(stats["cpu_us"] / roundtrips, 1),
+        {"p50_us": stats["p50_us"], "p99_us": stats["p99_us"]},
     )
 
 

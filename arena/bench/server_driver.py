@@ -4,14 +4,17 @@
 
 The spec's `mode` says what its streams do:
 
-- "play": every seat token's bot is a quick bot (`quick_bot.play`); the parent kills the
-  process when it has measured;
+- "play": every seat token's bot is a quick bot (`quick_bot.play`), the tokens listed match by
+  match (`seats` per match); the round trips the bots observe are recorded between a "start"
+  and a "stop" line on stdin, and after "stop" their median and p99 are printed (the parent
+  then kills the process);
 - "idle": every bot says Hello and waits; once all are connected the driver prints
   "connected", and they leave when a line comes on stdin;
 - "raw": `streams` plain grpc.aio ping-pong streams to the raw baseline server for
   `seconds`, each sending `reply_bytes` bytes and waiting for the answer.
 
-At the end it prints its counts as one JSON line (round trips and its CPU µs, in raw mode).
+At the end it prints its counts as one JSON line (round trips, its CPU µs and the round trips'
+median and p99 in µs, in raw mode).
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ import grpc
 
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
-from .common import driver_spec
-from .quick_bot import play
+from .common import driver_spec, percentile
+from .quick_bot import MatchTiming, play
 
 RAW_METHOD = "/bench.Raw/PingPong"
 
@@ -42,18 +45,46 @@ async def _idle(address: str, token: str, connected: list[str], stop: asyncio.Ev
         call.cancel()
 
 
-async def _raw(address: str, request: bytes, seconds: float) -> int:
+async def _raw(address: str, request: bytes, seconds: float, samples: list[float]) -> int:
     roundtrips = 0
+    clock = time.perf_counter
     async with grpc.aio.insecure_channel(address) as channel:
         call: Any = channel.stream_stream(RAW_METHOD)()
         deadline = time.monotonic() + seconds
+        sent = clock()
         await call.write(request)
         while time.monotonic() < deadline:
             await call.read()
+            samples.append(clock() - sent)
             roundtrips += 1
+            sent = clock()
             await call.write(request)
         await call.done_writing()
     return roundtrips
+
+
+def _us(samples: list[float], p: float) -> int:
+    return int(percentile(samples, p) * 1e6)
+
+
+async def _play(spec: dict[str, Any]) -> dict[str, int]:
+    """The quick bots; the observed round trips between the "start" and "stop" lines."""
+    address, tokens, seats = spec["address"], spec["tokens"], spec["seats"]
+    timings = [MatchTiming() for _ in range(len(tokens) // seats)]
+    bots = [
+        asyncio.create_task(play(address, token, "bench", timings[i // seats]))
+        for i, token in enumerate(tokens)
+    ]
+    loop = asyncio.get_running_loop()
+    for recording in (True, False):  # "start", then "stop"
+        if not await loop.run_in_executor(None, sys.stdin.readline):
+            break
+        for timing in timings:
+            timing.recording = recording
+    for bot in bots:
+        bot.cancel()
+    samples = [sample for timing in timings for sample in timing.samples]
+    return {"samples": len(samples), "p50_us": _us(samples, 50), "p99_us": _us(samples, 99)}
 
 
 async def _drive(spec: dict[str, Any]) -> dict[str, int]:
@@ -61,15 +92,18 @@ async def _drive(spec: dict[str, Any]) -> dict[str, int]:
     if spec["mode"] == "raw":
         request = b"x" * spec["reply_bytes"]
         cpu = time.process_time()
+        samples: list[float] = []
         roundtrips = await asyncio.gather(
-            *(_raw(address, request, spec["seconds"]) for _ in range(spec["streams"]))
+            *(_raw(address, request, spec["seconds"], samples) for _ in range(spec["streams"]))
         )
-        return {"roundtrips": sum(roundtrips), "cpu_us": int((time.process_time() - cpu) * 1e6)}
+        return {
+            "roundtrips": sum(roundtrips),
+            "cpu_us": int((time.process_time() - cpu) * 1e6),
+            "p50_us": _us(samples, 50),
+            "p99_us": _us(samples, 99),
+        }
     if spec["mode"] == "play":
-        decisions = await asyncio.gather(
-            *(play(address, token, "bench") for token in spec["tokens"]), return_exceptions=True
-        )
-        return {"decisions": sum(d for d in decisions if isinstance(d, int))}
+        return await _play(spec)
     connected: list[str] = []
     stop = asyncio.Event()
     bots = [asyncio.create_task(_idle(address, token, connected, stop)) for token in spec["tokens"]]
