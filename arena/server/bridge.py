@@ -49,6 +49,9 @@ class Bridge:
         # call itself; so calls are queued and one wake-up drains everything queued so far.
         self._to_aio: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self._aio_wake_pending = False
+        # The trio task that wakes the aio loop once trio's current batch of tasks has run.
+        self._aio_waker: trio.lowlevel.Task | None = None
+        self._aio_waker_parked = False
         self._to_trio: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self._trio_wake_pending = False
 
@@ -93,12 +96,36 @@ class Bridge:
         return await future
 
     def to_aio(self, fn: Callable[..., Any], *args: Any) -> None:
-        """From the trio thread: run `fn(*args)` on the aio loop soon; a closed loop is ignored."""
+        """From the trio thread: run `fn(*args)` on the aio loop soon; a closed loop is ignored.
+
+        The aio loop is not woken here but by `_wake_aio`, a task that runs after every task
+        trio had ready: all the matches answered in one wake-up of trio send their requests with
+        one wake-up of the aio loop, and the aio thread does not take the GIL from trio while trio
+        still has work (a wake-up in the middle of the batch cost a GIL hand-over each time).
+        """
         self._to_aio.append((fn, args))
         if not self._aio_wake_pending:
             self._aio_wake_pending = True
-            with contextlib.suppress(RuntimeError):
-                self.loop.call_soon_threadsafe(self._drain_to_aio)
+            if self._aio_waker is None:
+                self._aio_waker = trio.lowlevel.spawn_system_task(self._wake_aio, name="bridge: wake aio")
+            elif self._aio_waker_parked:
+                self._aio_waker_parked = False
+                trio.lowlevel.reschedule(self._aio_waker)
+
+    async def _wake_aio(self) -> None:  # a trio system task: it must never raise
+        while True:
+            if self._aio_wake_pending:
+                with contextlib.suppress(RuntimeError):
+                    self.loop.call_soon_threadsafe(self._drain_to_aio)
+            self._aio_waker_parked = True
+            try:
+                await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.SUCCEEDED)
+            except trio.Cancelled:  # the trio run ends: wake the loop for what is queued, and stop
+                self._aio_waker_parked = False  # never rescheduled again
+                if self._aio_wake_pending:
+                    with contextlib.suppress(RuntimeError):
+                        self.loop.call_soon_threadsafe(self._drain_to_aio)
+                return
 
     def _drain_to_aio(self) -> None:  # aio thread
         self._aio_wake_pending = False
