@@ -77,6 +77,13 @@ def register(commands: Any) -> None:
     play.add_argument("--per-decision-ms", type=positive_int, default=10_000, metavar="MS")
     play.add_argument("--bank-ms", type=int, default=60_000, metavar="MS")
     play.add_argument("--increment-ms", type=int, default=0, metavar="MS")
+    play.add_argument(
+        "--latency-allowance-ms",
+        type=int,
+        default=0,
+        metavar="MS",
+        help="forgive each bot its measured network round trip, up to MS per decision (docs/SERVER.md)",
+    )
     play.add_argument("--fault-policy", choices=("substitute", "forfeit"), default="substitute")
     play.add_argument("--json", action="store_true", help="print the result as one JSON object")
     play.add_argument("-v", "--verbose", action="store_true", help="print the server's log lines on stderr")
@@ -307,6 +314,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     variant = variant_of(args)
     if len(args.bot) > variant.seats:
         args.parser.error(f"{variant.name} has {variant.seats} seats, got {len(args.bot)} --bot")
+    if args.latency_allowance_ms < 0:
+        args.parser.error("--latency-allowance-ms is 0 or more")
     bots = seat_bots(args.bot, variant.seats, EXAMPLE_BOTS)
     configure(logging.INFO if args.verbose else logging.ERROR)  # the summary says what went wrong
     config = MatchConfig(
@@ -314,7 +323,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
         deals=args.deals or variant.seats,
         seed=args.seed,
         seat_names=tuple(bot.label for bot in bots),
-        time_control=TimeControl(args.per_decision_ms, args.bank_ms, args.increment_ms),
+        time_control=TimeControl(
+            args.per_decision_ms, args.bank_ms, args.increment_ms, args.latency_allowance_ms
+        ),
         fault_policy=args.fault_policy,
     )
     unfinished = _unfinished(args.replay_dir)

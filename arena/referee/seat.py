@@ -56,6 +56,10 @@ class TimeControl:
     # 0, the default, charges the whole decision time, network included.
     latency_allowance_ms: int = 0
 
+    def __post_init__(self) -> None:
+        if self.latency_allowance_ms < 0:
+            raise ValueError("latency_allowance_ms is 0 or more")
+
     def message(self) -> pb.TimeControl:
         return pb.TimeControl(
             per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms, increment_ms=self.increment_ms
