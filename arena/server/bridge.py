@@ -56,12 +56,20 @@ class Bridge:
         self._trio_wake_pending = False
 
     def to_trio(self, fn: Callable[..., Any], *args: Any) -> None:
-        """From the aio thread: run `fn(*args)` on the trio thread soon; never raises."""
+        """From the aio thread: run `fn(*args)` on the trio thread soon; never raises.
+
+        Trio is woken by `_wake_trio`, a callback that runs after the callbacks the loop had
+        ready: the messages read in one turn of the aio loop reach trio with one wake-up (the
+        mirror of `to_aio`).
+        """
         self._to_trio.append((fn, args))
         if not self._trio_wake_pending:
             self._trio_wake_pending = True
-            with contextlib.suppress(trio.RunFinishedError):
-                self.trio_token.run_sync_soon(self._drain_to_trio)
+            self.loop.call_soon(self._wake_trio)
+
+    def _wake_trio(self) -> None:  # aio thread
+        with contextlib.suppress(trio.RunFinishedError):
+            self.trio_token.run_sync_soon(self._drain_to_trio)
 
     def _drain_to_trio(self) -> None:  # trio thread
         self._trio_wake_pending = False
