@@ -934,3 +934,31 @@ def test_no_damage_makes_the_tools_fail_without_a_clear_problem(played: dict[str
                 render(replay, io.StringIO(), seat=seat)
             if attempt % 15 == 0:
                 assert "replay-data" in render_html(replay)
+
+
+def test_latency_fields_are_read_from_version_3_and_damage_before(
+    played: dict[str, Played], tmp_path: Path
+) -> None:
+    """An action line's `rtt_ms` and `allowance_ms` (a latency allowance) verify in a version 3
+    log and lower the clock's charge; in an older log, or out of range, they are damage."""
+    lines = lines_of(played["clean"].path)
+    lines[0]["time_control"]["latency_allowance_ms"] = 300
+    first = next(i for i, line in enumerate(lines) if line["type"] == "action")
+    think = lines[first]["think_ms"] = 40
+    deal_line = next(line for line in lines if line["type"] == "deal")
+    deal_line["record"]["actions"][0]["think_ms"] = think  # the record mirrors the action line
+    lines[first].update(rtt_ms=30, allowance_ms=30)
+    good = write_lines(tmp_path / "allowance.jsonl", lines)
+    assert verify_replay(good).ok
+    shown = arena("replay", "show", good, "--deal", "0")
+    assert shown.returncode == 0, shown.stderr
+    assert "latency allowance up to 300 ms per decision" in shown.stdout
+    assert "40 ms of" in shown.stdout and "(rtt 30 ms, 30 ms allowed, 10 ms charged)" in shown.stdout
+
+    lines[first]["allowance_ms"] = think + 1  # more than the decision took
+    line = problem_of(arena("replay", "verify", write_lines(tmp_path / "over.jsonl", lines)))
+    assert "allowance_ms from 0 to think_ms" in line
+    lines[first]["allowance_ms"] = 30
+    lines[0]["version"] = 2
+    line = problem_of(arena("replay", "verify", write_lines(tmp_path / "v2.jsonl", lines)))
+    assert "unknown field(s) ['allowance_ms', 'rtt_ms']" in line
