@@ -4,7 +4,8 @@
     import arena.research.openspiel  # noqa: F401 - registers the game
     game = pyspiel.load_game("grosstarock_arena", {"variant": "danish", "redeal": "auto"})
 
-One game is one deal, dealer seat 0 (the first deal of a match). The deck is dealt by 78 chance
+One game is one deal; by default the first deal of a match (dealer seat 0, the pots holding the
+antes), else as the parameters ``dealer``, ``king_pot``, ``pagat_pot`` and ``stakes`` say. The deck is dealt by 78 chance
 nodes, one card each, so chance outcome k is card index k and the deck order is the order of the
 outcomes; `deck_actions(deck)` turns an engine deck (e.g. `arena.engine.deck_for(seed, 0)`) into
 them. Player actions are the indices of `arena.research.spaces.ACTIONS`; returns are the deal's
@@ -25,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 import pyspiel
 
-from arena.engine import CARDS, Card, DealState, find_variant, observation
+from arena.engine import CARDS, Card, DealState, Match, find_variant, observation
 from arena.engine import OPTIONS as VARIANT_OPTIONS
 
 from . import spaces
@@ -50,7 +51,14 @@ _GAME_TYPE = pyspiel.GameType(
     provides_information_state_tensor=True,
     provides_observation_string=True,
     provides_observation_tensor=True,
-    parameter_specification={"variant": "grosstarock", **dict.fromkeys(OPTION_KEYS, "")},
+    parameter_specification={
+        "variant": "grosstarock",
+        **dict.fromkeys(OPTION_KEYS, ""),
+        "dealer": 0,
+        "king_pot": -1,  # pots before the deal's stakes; -1: as in the first deal of a match
+        "pagat_pot": -1,
+        "stakes": True,
+    },
 )
 
 
@@ -69,6 +77,15 @@ class GrosstarockGame(pyspiel.Game):  # type: ignore[misc]
         if unknown:
             raise ValueError(f"option(s) {', '.join(unknown)} do not belong to variant {name!r}")
         self.variant = find_variant(name, given)
+        self.dealer = int(params.get("dealer", 0))
+        if not 0 <= self.dealer < self.variant.seats:
+            raise ValueError(f"dealer {self.dealer} is not a seat of {name}")
+        first = Match(self.variant, 0, 1).pots  # the antes paid at the start of a match
+        self.pots = {
+            pot: int(params.get(f"{pot}_pot", -1)) if int(params.get(f"{pot}_pot", -1)) >= 0 else first[pot]
+            for pot in self.variant.pot_names
+        }
+        self.stakes = bool(params.get("stakes", True))
         info = pyspiel.GameInfo(
             num_distinct_actions=spaces.NUM_ACTIONS,
             max_chance_outcomes=78,
@@ -95,10 +112,16 @@ class GrosstarockState(pyspiel.State):  # type: ignore[misc]
     def __init__(self, game: GrosstarockGame) -> None:
         super().__init__(game)
         self.variant = game.variant
+        self.dealer: int = game.dealer
+        self.pots: dict[str, int] = game.pots
+        self.stakes: bool = game.stakes
         self.deck: list[Card] = []
         self.deal: DealState | None = None
         self.own_actions: list[list[int]] = [[] for _ in range(self.variant.seats)]
         self.moves = 0
+
+    def _new_deal(self) -> DealState:
+        return DealState(self.variant, self.dealer, self.deck, pots=self.pots, stakes=self.stakes)
 
     def current_player(self) -> int:
         if self.deal is None:
@@ -124,7 +147,7 @@ class GrosstarockState(pyspiel.State):  # type: ignore[misc]
                 raise ValueError(f"card {CARDS[action]} is already dealt")
             self.deck.append(CARDS[action])
             if len(self.deck) == 78:
-                self.deal = DealState(self.variant, 0, self.deck)
+                self.deal = self._new_deal()
             return
         seat = self.deal.current_player
         assert seat is not None
@@ -159,7 +182,7 @@ class GrosstarockState(pyspiel.State):  # type: ignore[misc]
     def dealt_hands(self) -> list[tuple[Card, ...]]:
         cached: list[tuple[Card, ...]] | None = getattr(self, "_dealt_hands", None)
         if cached is None and self.deal is not None:
-            fresh = DealState(self.variant, 0, self.deck)
+            fresh = self._new_deal()
             cached = [tuple(sorted(fresh.hands[s])) for s in range(self.variant.seats)]
             self._dealt_hands = cached
         return cached or []
