@@ -40,8 +40,11 @@ def env(variant: str = "grosstarock", **options: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(wrapped)
 
 
-class raw_env(AECEnv):  # noqa: N801 - PettingZoo's conventional name
-    metadata = {"render_modes": ["human", "ansi"], "name": "grosstarock_arena_v0", "is_parallelizable": False}
+RENDER_MODES = ("human", "ansi")
+
+
+class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conventional name
+    metadata = {"render_modes": list(RENDER_MODES), "name": "grosstarock_arena_v0", "is_parallelizable": False}
 
     def __init__(
         self,
@@ -55,8 +58,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's conventional name
         super().__init__()
         if reward not in ("deal", "match"):
             raise ValueError(f"reward={reward!r}: expected 'deal' or 'match'")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode={render_mode!r}: expected one of {self.metadata['render_modes']}")
+        if render_mode not in (None, *RENDER_MODES):
+            raise ValueError(f"render_mode={render_mode!r}: expected one of {', '.join(RENDER_MODES)}")
         self.variant = find_variant(variant, {k: str(v) for k, v in options.items()})
         self.deals = deals
         self.reward_kind = reward
