@@ -174,51 +174,65 @@ def load_policy(spec: str) -> Policy:
 # ----------------------------------------------------------------------------- OpenSpiel bots
 
 
-def openspiel_decide(kind: str, simulations: int, seed: int) -> Callable[[arena_pb2.DecisionRequest], str]:
-    """The SDK's `decide` for an OpenSpiel bot (``random`` or ``ismcts``) on a determinized state."""
+def openspiel_decide(
+    kind: str, simulations: int, seed: int, worlds: int = 16
+) -> Callable[[arena_pb2.DecisionRequest], str]:
+    """The SDK's `decide` for an OpenSpiel bot (``ismcts`` or ``random``) on a world drawn from the view.
+
+    ISMCTS searches `worlds` worlds drawn at the root (`determinize`), `simulations` simulations with
+    a random rollout each. When no world is found (rare; the Danish compulsory declarations make it
+    likelier) or the search picks an action the real position does not allow, a random legal
+    action is played instead, so the bridge never faults.
+    """
     import pyspiel
 
     from . import openspiel as game_module
 
     rng = random.Random(seed)
-    games: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+    games: dict[str, Any] = {}
 
     def decide(request: arena_pb2.DecisionRequest) -> str:
         view = view_observation(request.view)
-        key = (view["variant"], tuple(sorted(view["options"].items())))
+        params: dict[str, Any] = {"variant": view["variant"], **view["options"], "dealer": view["dealer"]}
+        for pot, value in view.get("pots_start", {}).items():
+            params[f"{pot}_pot"] = value
+        key = json.dumps(params, sort_keys=True)
         game = games.get(key)
         if game is None:
-            game = games[key] = pyspiel.load_game(game_module.GAME_NAME, {"variant": key[0], **dict(key[1])})
+            game = games[key] = pyspiel.load_game(game_module.GAME_NAME, params)
         legal = [Action.parse(action_text(a)) for a in request.legal_actions]
+        if len(legal) == 1:
+            return str(legal[0])
         state = game_module.determinize(game, view, rng)
-        if state is None or state.current_player() != view["seat"]:
-            return str(rng.choice(legal))  # no consistent world found: the search has nothing to work on
+        if state is None:
+            return str(rng.choice(legal))
         if kind == "random":
-            return str(spaces.ACTIONS[rng.choice(state.legal_actions())])
-        bot = _ismcts(game, simulations, rng)
-        index = bot.step(state)
-        return str(spaces.ACTIONS[index])
+            index = rng.choice(state.legal_actions())
+        else:
+            index = _ismcts(game, simulations, worlds, rng).step(state)
+        action = spaces.ACTIONS[index]
+        return str(action if action in legal else rng.choice(legal))
 
     return decide
 
 
-def _ismcts(game: Any, simulations: int, rng: random.Random) -> Any:
+def _ismcts(game: Any, simulations: int, worlds: int, rng: random.Random) -> Any:
     from open_spiel.python.algorithms import ismcts, mcts
 
-    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(rng.randrange(2**31)))
+    random_state = np.random.RandomState(rng.randrange(2**31))
     return ismcts.ISMCTSBot(
         game=game,
-        evaluator=evaluator,
-        uct_c=2.0 * game_scale(game),
+        evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=random_state),
+        uct_c=UCT_C,
         max_simulations=simulations,
-        random_state=np.random.RandomState(rng.randrange(2**31)),
+        max_world_samples=worlds,
+        random_state=random_state,
         allow_inconsistent_action_sets=True,
     )
 
 
-def game_scale(game: Any) -> float:
-    """UCT's exploration constant in the unit of the variant's points (about one deal's swing)."""
-    return 50.0
+UCT_C = 20.0
+"""UCT's exploration constant, in game points: about one deal's typical swing."""
 
 
 # ----------------------------------------------------------------------------- command line
@@ -234,6 +248,7 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     agent.add_argument("--policy", metavar="MODULE:FUNCTION", help="a policy function, or 'random'")
     agent.add_argument("--openspiel", choices=("ismcts", "random"), help="an OpenSpiel bot")
     parser.add_argument("--simulations", type=int, default=100, metavar="N", help="ISMCTS simulations per move")
+    parser.add_argument("--worlds", type=int, default=16, metavar="N", help="ISMCTS worlds drawn per move")
     parser.add_argument("--seed", type=int, default=0, help="the OpenSpiel bot's random seed")
     parser.add_argument("--record", type=Path, metavar="FILE", help="append a JSON line per decision (policy)")
     return parser.parse_known_args(argv)
@@ -243,7 +258,10 @@ def run(argv: list[str] | None = None) -> None:
     args, rest = _arguments(sys.argv[1:] if argv is None else argv)
     sys.argv = [sys.argv[0], *rest]  # the SDK's `main` parses what is left
     if args.openspiel:
-        main(openspiel_decide(args.openspiel, args.simulations, args.seed), name=f"openspiel-{args.openspiel}")
+        main(
+            openspiel_decide(args.openspiel, args.simulations, args.seed, args.worlds),
+            name=f"openspiel-{args.openspiel}",
+        )
         return
     try:
         policy = load_policy(args.policy)

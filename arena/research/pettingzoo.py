@@ -9,8 +9,8 @@
         game.step(action)
 
 Agents are ``seat_0`` … ``seat_{n-1}``. An observation is ``{"observation": float32[OBS_SIZE],
-"action_mask": int8[NUM_ACTIONS]}`` built by `spaces.encode_observation` from the seat's own view
-(`arena.engine.observation`), the one the server sends a bot. Actions are indices of
+"action_mask": int8[NUM_ACTIONS]}``: `spaces.encode_state`, equal to `spaces.encode_observation`
+of the seat's own view (`arena.engine.observation`, the one the server sends a bot). Actions are indices of
 `spaces.ACTIONS`. Options beyond the variant's own: ``deals`` (dealer turns in the match, default 1),
 ``reward`` (``deal``: each deal's points when it ends, the default; ``match``: the match's final
 scores, pot shares included, at its end) and ``render_mode`` (``human`` prints, ``ansi`` returns).
@@ -26,7 +26,7 @@ from gymnasium import spaces as gym_spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from arena.engine import DealState, Match, find_variant, observation
+from arena.engine import DealState, Match, find_variant
 
 from . import spaces
 
@@ -77,6 +77,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conven
         self._seed_rng = np.random.default_rng()
         self.match: Match | None = None
         self.state: DealState | None = None
+        self.encoder: spaces.StateEncoder | None = None
 
     def observation_space(self, agent: str) -> gym_spaces.Space[Any]:
         return self._observation_space
@@ -94,7 +95,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conven
             seed = int(self._seed_rng.integers(2**31))
         self.seed_value = seed
         self.match = Match(self.variant, seed, self.deals)
-        self.state = self.match.start_deal()
+        self._new_deal(self.match.start_deal())
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -103,6 +104,10 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conven
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._select()
 
+    def _new_deal(self, state: DealState) -> None:
+        self.state = state
+        self.encoder = spaces.StateEncoder(state)
+
     def _select(self) -> None:
         assert self.state is not None
         seat = self.state.current_player
@@ -110,9 +115,15 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conven
             self.agent_selection = self.possible_agents[seat]
 
     def observe(self, agent: str) -> ObsDict:
-        assert self.state is not None
+        assert self.state is not None and self.encoder is not None
         seat = self.agent_name_mapping[agent]
-        return observe(self.state, seat)
+        state = self.state
+        mask = (
+            self.encoder.mask()
+            if state.current_player == seat
+            else np.zeros(spaces.NUM_ACTIONS, np.int8)
+        )
+        return {"observation": self.encoder.encode(seat), "action_mask": mask}
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -140,7 +151,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conven
             for seat, delta in enumerate(result.deltas):
                 self.rewards[self.possible_agents[seat]] = float(delta)
         if not self.match.is_over():
-            self.state = self.match.start_deal()
+            self._new_deal(self.match.start_deal())
             self._select()
             return
         self.match.final_split()
@@ -161,17 +172,6 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conven
 
     def close(self) -> None:
         pass
-
-
-def observe(state: DealState, seat: int) -> ObsDict:
-    """The observation of `seat`: its tensor and, when it is to act, its legal-action mask."""
-    view = observation(state, seat)
-    mask = (
-        spaces.legal_mask(state.legal_actions())
-        if state.current_player == seat and not state.is_terminal()
-        else np.zeros(spaces.NUM_ACTIONS, np.int8)
-    )
-    return {"observation": spaces.encode_observation(view), "action_mask": mask}
 
 
 def render_text(state: DealState) -> str:

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine import CARDS, Action, Card
+from arena.engine import CARDS, Action, Card, DealState
+from arena.engine.views import known_partner
 
 SUITS = ("S", "H", "D", "C")
 DESIGNATIONS = ("S", "H", "D", "C", "T")
@@ -269,3 +270,120 @@ def encode_observation(view: Mapping[str, Any]) -> npt.NDArray[np.float32]:
 
 def card_name(index: int) -> str:
     return str(Card(index))
+
+
+# ----------------------------------------------------------------------------- the fast path from a state
+
+_PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
+_ROUND_SLOT = {"redeal": 0, "demand": 1, "pass": 2}
+_CONTRACT_INDEX = {c: i for i, c in enumerate(CONTRACTS)}
+_ANNOUNCE_INDEX = {n: i for i, n in enumerate(ANNOUNCE_NAMES)}
+_DECLARE_INDEX = {n: i for i, n in enumerate(DECLARE_NAMES)}
+
+
+class StateEncoder:
+    """`encode_observation(observation(state, seat))` read straight from one deal's state, for speed.
+
+    It reads exactly the fields `arena.engine.observation` puts in the seat's view (the tests hold
+    the two equal decision by decision); the environment uses it, the bridge the other. The cards
+    of finished tricks are public and only grow, so they are kept between calls.
+    """
+
+    def __init__(self, state: DealState) -> None:
+        self.state = state
+        self._played: list[int] = []
+        self._tricks_seen = 0
+        self._legal: list[Action] | None = None
+        self._mask = np.zeros(NUM_ACTIONS, np.int8)
+
+    def mask(self) -> npt.NDArray[np.int8]:
+        """The legal-action mask of the seat to act (a copy; kept while the state's legal list is the same)."""
+        legal = self.state.legal_actions()
+        if legal is not self._legal:  # the state keeps its list until the next action
+            self._legal, self._mask = legal, legal_mask(legal)
+        return self._mask.copy()
+
+    def encode(self, seat: int) -> npt.NDArray[np.float32]:
+        state = self.state
+        o = OFFSETS
+        tricks = state.tricks
+        if len(tricks) > self._tricks_seen:
+            at = o["played_by"]
+            self._played += [at + s * 78 + c for trick in tricks[self._tricks_seen :] for s, c in trick.plays]
+            self._tricks_seen = len(tricks)
+        hands = state.hands
+        ones = [o["hand"] + c for c in hands[seat]]
+        ones += self._played
+        ones += (
+            o["seat"] + seat,
+            o["dealer"] + state.dealer,
+            o["forehand"] + state.forehand,
+            o["phase"] + _PHASE_INDEX[state.phase],
+        )
+        if state.turn is not None:
+            ones.append(o["to_act"] + state.turn)
+        if state.sitting_out is not None:
+            ones.append(o["sitting_out"] + state.sitting_out)
+        if seat == state.discarder and state.skat:
+            ones += [o["own_skat"] + c for c in state.skat]
+        if state.trick:
+            ones.append(o["trick_leader"] + state.trick[0][0])
+            ones += [o["trick_cards"] + s * 78 + c for s, c in state.trick]
+            if state.designation:
+                ones.append(o["trick_designation"] + DESIGNATIONS.index(state.designation))
+            if state.redesignation:
+                ones.append(o["trick_redesignation"] + DESIGNATIONS.index(state.redesignation))
+        for declaration in state.declarations:
+            public = declaration.public()
+            suit = public.get("suit") or None
+            k = _DECLARE_INDEX[str(public["name"])]
+            slot = 0 if suit is None else 1 + SUITS.index(str(suit))
+            ones.append(o["declared"] + (declaration.seat * len(DECLARE_NAMES) + k) * 5 + slot)
+            ones += [o["shown_cards"] + CARD_INDEX[code] for code in public.get("cards", ())]  # type: ignore[attr-defined]
+        skat_public = state.skat_public
+        if skat_public:
+            shown: Sequence[Any] = skat_public.get("shown", ())  # type: ignore[assignment]
+            ones += [o["skat_public_shown"] + CARD_INDEX[str(code)] for code in shown]
+        for announcement in state.announcements:
+            ones.append(o["announced"] + announcement.seat * len(ANNOUNCE_NAMES) + _ANNOUNCE_INDEX[announcement.name])
+        for kind, s, said in state.round_answers:
+            if kind != "bid":
+                ones.append(o["round_answers"] + s * 3 + _ROUND_SLOT[said])
+            elif said in _CONTRACT_INDEX:
+                ones.append(o["bids"] + s * len(CONTRACTS) + _CONTRACT_INDEX[said])
+        if state.variant.contracts:
+            ones += self._american(seat)
+        out = np.zeros(OBS_SIZE, np.float32)
+        out[ones] = 1
+        out[o["trick_number"]] = state.trick_no / 78
+        players = len(hands)
+        out[o["hand_sizes"] : o["hand_sizes"] + players] = [len(h) / 78 for h in hands]
+        out[o["tricks_won"] : o["tricks_won"] + players] = [w / 78 for w in state.tricks_won]
+        if skat_public:
+            out[o["skat_public_taroks"]] = int(skat_public.get("taroks", 0)) / 78  # type: ignore[call-overload]
+        if state.variant.pots is not None:
+            for pot, value in state.pots_start.items():
+                out[o["pots_start"] + POTS.index(pot)] = value / 100
+        return out
+
+    def _american(self, seat: int) -> list[int]:
+        state = self.state
+        o = OFFSETS
+        ones: list[int] = []
+        contract = "trischaken" if state.trischaken else None
+        if contract is None and state.contract is not None and state.phase != "bid":
+            contract = state.contract.name
+            if state.declarer is not None and state.declarer >= 0:
+                ones.append(o["declarer"] + state.declarer)
+        if contract:
+            ones.append(o["contract"] + _CONTRACT_INDEX[contract])
+        if state.called is not None:
+            ones.append(o["called"] + state.called)
+        if state.talon_visible:
+            ones += [o["talon"] + c for c in state.talon]
+        partner = known_partner(state, seat)
+        if partner is not None:
+            ones.append(o["partner"] + partner + 1)
+        if state.petit_sec is not None and state.petit_sec >= 0:
+            ones.append(o["petit_sec"] + state.petit_sec)
+        return ones
