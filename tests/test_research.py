@@ -52,18 +52,12 @@ def test_pettingzoo_api_test_passes_over_a_match_with_match_rewards() -> None:
     api_test(env("danish", deals=3, reward="match"), num_cycles=400)
 
 
-def play_out(game: Any, rng: random.Random) -> None:
-    for agent in game.agent_iter():
-        obs, _reward, terminated, truncated, _info = game.last()
-        game.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-
-
 def test_match_rewards_are_the_engines_match_scores() -> None:
     game = raw_env("danish", deals=3, reward="match")
     game.reset(seed=5)
     totals = dict.fromkeys(game.possible_agents, 0.0)
     rng = random.Random(1)
-    for agent in game.agent_iter():
+    for _agent in game.agent_iter():
         obs, _reward, terminated, truncated, _info = game.last()
         game.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         for name, value in game.rewards.items():
@@ -94,7 +88,7 @@ def test_unknown_option_is_a_clear_error() -> None:
 
 
 def test_observation_shows_only_what_the_seat_may_see() -> None:
-    """Two deals that differ only in the cards of seats 1 and 2 look the same to seat 0 until one is played."""
+    """Deals that differ only in the cards of seats 1 and 2 look the same to seat 0 before play."""
     variant = find_variant("grosstarock")
     deck = deck_for(4, 0)
     first = DealState(variant, 0, deck)
@@ -220,21 +214,47 @@ def replay_actions(path: Path) -> dict[int, list[tuple[int, dict[str, Any]]]]:
     return deals
 
 
-@pytest.mark.parametrize(("variant", "options"), [("grosstarock", {}), ("german-1754", {"players": "4"}),
-                                                  ("danish", {}), ("danish-pots", {}), ("american", {})])
-def test_bridge_observations_equal_the_environments(tmp_path: Path, variant: str, options: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("variant", "options"),
+    [
+        ("grosstarock", {}),
+        ("german-1754", {"players": "4"}),
+        ("danish", {}),
+        ("danish-pots", {}),
+        ("american", {}),
+    ],
+)
+def test_bridge_observations_equal_the_environments(
+    tmp_path: Path, variant: str, options: dict[str, str]
+) -> None:
     """A real match with the bridge in every seat: each decision's tensor and mask, built from the
     protocol's View, equals the environment's at the same point of the same seeded match."""
     seats = find_variant(variant, options).seats
     deals, seed = 2, 17
     records = [tmp_path / f"seat{s}.jsonl" for s in range(seats)]
-    command = [sys.executable, "-m", "arena", "play", "--variant", variant, "--deals", str(deals),
-               "--seed", str(seed), "--replay-dir", str(tmp_path / "replays"), "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "arena",
+        "play",
+        "--variant",
+        variant,
+        "--deals",
+        str(deals),
+        "--seed",
+        str(seed),
+        "--replay-dir",
+        str(tmp_path / "replays"),
+        "--json",
+    ]
     for key, value in options.items():
         command += ["--option", f"{key}={value}"]
     for record in records:
-        command += ["--bot", f"{shlex.quote(sys.executable)} -m arena.research.bridge --policy random "
-                    f"--record {shlex.quote(str(record))}"]
+        command += [
+            "--bot",
+            f"{shlex.quote(sys.executable)} -m arena.research.bridge --policy random "
+            f"--record {shlex.quote(str(record))}",
+        ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(done.stdout)
@@ -259,11 +279,17 @@ def test_bridge_observations_equal_the_environments(tmp_path: Path, variant: str
             assert game.agent_selection == f"seat_{seat}"
             expected = per_seat[seat].pop(0)
             observed = game.observe(f"seat_{seat}")
-            assert expected["observation"] == [[int(i), float(observed["observation"][i])]
-                                               for i in np.flatnonzero(observed["observation"])]
+            assert expected["observation"] == [
+                [int(i), float(observed["observation"][i])] for i in np.flatnonzero(observed["observation"])
+            ]
             assert expected["legal"] == np.flatnonzero(observed["action_mask"]).tolist()
-            index = spaces.index_of_text(" ".join(str(v) for v in (
-                action["type"], action.get("card"), action.get("name"), action.get("suit")) if v))
+            index = spaces.index_of_text(
+                " ".join(
+                    str(v)
+                    for v in (action["type"], action.get("card"), action.get("name"), action.get("suit"))
+                    if v
+                )
+            )
             assert index == expected["action"]
             game.step(index)
             checked += 1

@@ -1,4 +1,4 @@
-"""`arena bench research`: the research extra's environment against the engine, with OpenSpiel's hearts as anchor.
+"""`arena bench research`: the research environment against the engine; OpenSpiel's hearts as anchor.
 
 Four loops of random legal play, each a whole deal per step, taking turns in short slices
 (`common.alternate`) so that a machine getting busier or quieter affects them alike:
@@ -9,7 +9,8 @@ Four loops of random legal play, each a whole deal per step, taking turns in sho
 * ``openspiel``: the OpenSpiel game (``grosstarock_arena``), chance nodes included, with the
   acting seat's observation tensor at each decision;
 * ``hearts``: OpenSpiel's C++ hearts, chance nodes included, with the acting seat's
-  information-state tensor at each decision (hearts has no observation tensor): how fast a native OpenSpiel card game runs on this machine.
+  information-state tensor at each decision (hearts has no observation tensor): how fast a
+  native OpenSpiel card game runs on this machine.
 
 Needs the `rl` extra. Rates are steps (actions, chance outcomes included) per second.
 """
@@ -19,8 +20,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from ..engine import DealState, Variant, deck_for
 from .common import alternate, rate
@@ -45,7 +44,8 @@ def _engine(variant: Variant, seed: int) -> Callable[[], int]:
 def _env(variant: Variant, seed: int) -> Callable[[], int]:
     from ..research.pettingzoo import raw_env
 
-    game = raw_env(variant.name, **dict(variant.options))
+    options: dict[str, Any] = dict(variant.options)
+    game = raw_env(variant.name, **options)
     rng = random.Random(seed)
     seeds = iter(range(seed, 10**12))
 
@@ -106,7 +106,12 @@ def bench_research(variant: Variant, seconds: float, seed: int = 0, slice_s: flo
         "options": dict(variant.options),
         "seconds": seconds,
         "loops": {
-            name: {"deals": t.steps, "steps": t.count, "seconds": round(t.seconds, 3), "steps_per_s": round(r, 1)}
+            name: {
+                "deals": t.steps,
+                "steps": t.count,
+                "seconds": round(t.seconds, 3),
+                "steps_per_s": round(r, 1),
+            }
             for (name, t), r in zip(timed.items(), rates.values(), strict=True)
         },
         "env_vs_engine": round(rates["env"] / rates["engine"], 3),
@@ -116,7 +121,9 @@ def bench_research(variant: Variant, seconds: float, seed: int = 0, slice_s: flo
 
 
 def report_text(result: dict[str, Any]) -> str:
-    lines = [f"random play, {result['variant']}, {result['seconds']} s per loop (steps include chance outcomes)"]
+    lines = [
+        f"random play, {result['variant']}, {result['seconds']} s per loop (steps include chance outcomes)"
+    ]
     for name, loop in result["loops"].items():
         lines.append(f"  {name:<10} {loop['steps_per_s']:>12,.0f} steps/s  ({loop['deals']} deals)")
     lines.append(

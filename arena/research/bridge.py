@@ -70,9 +70,13 @@ def view_observation(view: arena_pb2.View) -> dict[str, Any]:
     if view.HasField("skat_public"):
         out["skat_public"] = {"taroks": view.skat_public.taroks, "shown": list(view.skat_public.shown)}
     if view.announcements:
-        out["announcements"] = [{"seat": a.seat, "name": a.name, "trick": a.trick} for a in view.announcements]
+        out["announcements"] = [
+            {"seat": a.seat, "name": a.name, "trick": a.trick} for a in view.announcements
+        ]
     if view.round_answers:
-        out["round_answers"] = [{"round": r.round, "seat": r.seat, "answer": r.answer} for r in view.round_answers]
+        out["round_answers"] = [
+            {"round": r.round, "seat": r.seat, "answer": r.answer} for r in view.round_answers
+        ]
     if view.contract:
         out["contract"] = view.contract
         if view.declarer >= 0:
@@ -121,7 +125,9 @@ def request_mask(request: arena_pb2.DecisionRequest) -> npt.NDArray[np.int8]:
     return spaces.legal_mask([Action.parse(action_text(a)) for a in request.legal_actions])
 
 
-def policy_decide(policy: Policy, record: IO[str] | None = None) -> Callable[[arena_pb2.DecisionRequest], str]:
+def policy_decide(
+    policy: Policy, record: IO[str] | None = None
+) -> Callable[[arena_pb2.DecisionRequest], str]:
     """The SDK's `decide` for `policy`; with `record`, one JSON line per decision (the tensor's
     non-zero entries and the mask's legal indices) for checking the bridge against the environment."""
 
@@ -247,10 +253,14 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     agent = parser.add_mutually_exclusive_group(required=True)
     agent.add_argument("--policy", metavar="MODULE:FUNCTION", help="a policy function, or 'random'")
     agent.add_argument("--openspiel", choices=("ismcts", "random"), help="an OpenSpiel bot")
-    parser.add_argument("--simulations", type=int, default=100, metavar="N", help="ISMCTS simulations per move")
+    parser.add_argument(
+        "--simulations", type=int, default=100, metavar="N", help="ISMCTS simulations per move"
+    )
     parser.add_argument("--worlds", type=int, default=16, metavar="N", help="ISMCTS worlds drawn per move")
     parser.add_argument("--seed", type=int, default=0, help="the OpenSpiel bot's random seed")
-    parser.add_argument("--record", type=Path, metavar="FILE", help="append a JSON line per decision (policy)")
+    parser.add_argument(
+        "--record", type=Path, metavar="FILE", help="append a JSON line per decision (policy)"
+    )
     return parser.parse_known_args(argv)
 
 

@@ -5,13 +5,14 @@
     game = pyspiel.load_game("grosstarock_arena", {"variant": "danish", "redeal": "auto"})
 
 One game is one deal; by default the first deal of a match (dealer seat 0, the pots holding the
-antes), else as the parameters ``dealer``, ``king_pot``, ``pagat_pot`` and ``stakes`` say. The deck is dealt by 78 chance
-nodes, one card each, so chance outcome k is card index k and the deck order is the order of the
-outcomes; `deck_actions(deck)` turns an engine deck (e.g. `arena.engine.deck_for(seed, 0)`) into
-them. Player actions are the indices of `arena.research.spaces.ACTIONS`; returns are the deal's
-points (`DealResult.deltas`). Observation strings and tensors are a seat's view
-(`arena.engine.observation`, `spaces.encode_observation`); the information state adds the seat's
-dealt hand and its own actions so far, which makes it perfect recall.
+antes), else as the parameters ``dealer``, ``king_pot``, ``pagat_pot`` and ``stakes`` say. The deck
+is dealt by 78 chance nodes, one card each, so chance outcome k is card index k and the deck order
+is the order of the outcomes; `deck_actions(deck)` turns an engine deck (e.g.
+`arena.engine.deck_for(seed, 0)`) into them. Player actions are the indices of
+`arena.research.spaces.ACTIONS`; returns are the deal's points (`DealResult.deltas`). Observation
+strings and tensors are a seat's view (`arena.engine.observation`, `spaces.encode_observation`); the
+information state adds the seat's dealt hand and its own actions so far, which makes it perfect
+recall.
 """
 
 from __future__ import annotations
@@ -331,8 +332,10 @@ def _world(game: GrosstarockGame, view: dict[str, Any], rng: random.Random) -> G
             return None
         fits = [c for c in pool if SUIT_KEY[c] not in voids[s]]
         if s in targets:
-            trumps_needed = targets[s] + (skat_taroks if s == discarder else 0) - sum(
-                1 for c in dealt[s] if c.is_tarok or c.is_fool
+            trumps_needed = (
+                targets[s]
+                + (skat_taroks if s == discarder else 0)
+                - sum(1 for c in dealt[s] if c.is_tarok or c.is_fool)
             )
             trumps = [c for c in fits if c.is_tarok or c.is_fool][: max(trumps_needed, 0)]
             rest = [c for c in fits if not (c.is_tarok or c.is_fool)][: need - len(trumps)]
@@ -361,7 +364,7 @@ def _world(game: GrosstarockGame, view: dict[str, Any], rng: random.Random) -> G
     try:
         if not _replay(state, view, plays, discarder, known, rng):
             return None
-    except Exception:  # noqa: BLE001 - an illegal replayed action: an impossible world, draw again
+    except Exception:
         return None
     return state if _same_position(state, view) else None
 
@@ -370,7 +373,8 @@ SUIT_KEY = tuple(c.suit or "EX" for c in CARDS)
 
 
 def _voids(view: dict[str, Any], seats: int) -> list[set[str]]:
-    """Suits each seat showed it lacks: a plain suit not followed; taroks when neither followed nor trumped."""
+    """Suits each seat showed it lacks: a plain suit not followed; taroks when neither followed
+    nor trumped."""
     voids: list[set[str]] = [set() for _ in range(seats)]
     for trick in [*view["tricks"], *([view["trick"]] if "trick" in view else [])]:
         cards = [(s, Card.parse(c)) for s, c in trick["cards"]]
@@ -397,7 +401,8 @@ def _replay(
     known: list[set[Card]],
     rng: random.Random,
 ) -> bool:
-    """Replay the view's public actions in the engine's order until it is the seat's turn with nothing left."""
+    """Replay the view's public actions in the engine's order, until it is the seat's turn with
+    nothing left to replay; False if the world cannot have led to the view."""
     seat: int = view["seat"]
     answers = [(a["round"], a["seat"], a["answer"]) for a in view.get("round_answers", ())]
     declarations: dict[int, list[tuple[str, str | None]]] = {}
@@ -415,7 +420,9 @@ def _replay(
 
     def nothing_left() -> bool:
         own = declarations.get(seat, [])
-        return not (answers or plays or announcements or own or my_skat) and (not called or deal.called is not None)
+        return not (answers or plays or announcements or own or my_skat) and (
+            not called or deal.called is not None
+        )
 
     while not deal.is_terminal():
         s = deal.turn

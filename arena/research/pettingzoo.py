@@ -18,7 +18,7 @@ scores, pot shares included, at its end) and ``render_mode`` (``human`` prints, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -43,8 +43,12 @@ def env(variant: str = "grosstarock", **options: Any) -> AECEnv:
 RENDER_MODES = ("human", "ansi")
 
 
-class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conventional name
-    metadata = {"render_modes": list(RENDER_MODES), "name": "grosstarock_arena_v0", "is_parallelizable": False}
+class raw_env(AECEnv):  # type: ignore[misc]
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": list(RENDER_MODES),
+        "name": "grosstarock_arena_v0",
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,
@@ -118,11 +122,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - PettingZoo's conven
         assert self.state is not None and self.encoder is not None
         seat = self.agent_name_mapping[agent]
         state = self.state
-        mask = (
-            self.encoder.mask()
-            if state.current_player == seat
-            else np.zeros(spaces.NUM_ACTIONS, np.int8)
-        )
+        mask = self.encoder.mask() if state.current_player == seat else np.zeros(spaces.NUM_ACTIONS, np.int8)
         return {"observation": self.encoder.encode(seat), "action_mask": mask}
 
     def step(self, action: int | None) -> None:

@@ -185,7 +185,8 @@ def encode_observation(view: Mapping[str, Any]) -> npt.NDArray[np.float32]:
     """The flat observation tensor of one seat from its observation dict (`arena.engine.observation`).
 
     Counts (trick number, hand sizes, tricks won, taroks in a published skat) are scaled by 1/78, pots
-    by 1/100 (they are the only entries that may exceed 1); every other entry is 0 or 1. Only keys of the seat's view are read, so the tensor shows what the seat may see.
+    by 1/100 (they are the only entries that may exceed 1); every other entry is 0 or 1. Only keys of the
+    seat's view are read, so the tensor shows what the seat may see.
     """
     out = np.zeros(OBS_SIZE, np.float32)
 
@@ -236,7 +237,10 @@ def encode_observation(view: Mapping[str, Any]) -> npt.NDArray[np.float32]:
         for code in skat_public.get("shown", ()):
             one("skat_public_shown", _card(code))
     for announcement in view.get("announcements", ()):
-        one("announced", announcement["seat"] * len(ANNOUNCE_NAMES) + ANNOUNCE_NAMES.index(announcement["name"]))
+        one(
+            "announced",
+            announcement["seat"] * len(ANNOUNCE_NAMES) + ANNOUNCE_NAMES.index(announcement["name"]),
+        )
     for answer in view.get("round_answers", ()):
         seat, kind, said = answer["seat"], answer["round"], answer["answer"]
         if kind == "bid":
@@ -297,7 +301,7 @@ class StateEncoder:
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
 
     def mask(self) -> npt.NDArray[np.int8]:
-        """The legal-action mask of the seat to act (a copy; kept while the state's legal list is the same)."""
+        """The legal-action mask of the seat to act (a copy; kept while the state's legal list stays)."""
         legal = self.state.legal_actions()
         if legal is not self._legal:  # the state keeps its list until the next action
             self._legal, self._mask = legal, legal_mask(legal)
@@ -345,7 +349,9 @@ class StateEncoder:
             shown: Sequence[Any] = skat_public.get("shown", ())  # type: ignore[assignment]
             ones += [o["skat_public_shown"] + CARD_INDEX[str(code)] for code in shown]
         for announcement in state.announcements:
-            ones.append(o["announced"] + announcement.seat * len(ANNOUNCE_NAMES) + _ANNOUNCE_INDEX[announcement.name])
+            ones.append(
+                o["announced"] + announcement.seat * len(ANNOUNCE_NAMES) + _ANNOUNCE_INDEX[announcement.name]
+            )
         for kind, s, said in state.round_answers:
             if kind != "bid":
                 ones.append(o["round_answers"] + s * 3 + _ROUND_SLOT[said])
