@@ -296,3 +296,52 @@ def test_bridge_observations_equal_the_environments(
         assert not any(per_seat.values())
     assert all(game.terminations.values())
     assert checked > 50
+
+
+# ------------------------------------------------------------------------------ worlds and ISMCTS
+
+
+@pytest.mark.parametrize("variant", ["grosstarock", "german-1754", "danish", "american"])
+def test_drawn_worlds_look_the_same_to_the_seat(variant: str) -> None:
+    """`determinize` draws worlds the seat cannot tell from the real one: the same view, the same
+    legal actions; and it finds one at most decisions (the rest fall back to a random legal move)."""
+    game = pyspiel.load_game(openspiel.GAME_NAME, {"variant": variant})
+    rng = random.Random(5)
+    asked = found = 0
+    for seed in range(3):
+        state = game.new_initial_state()
+        for action in openspiel.deck_actions(deck_for(seed, 0)):
+            state.apply_action(action)
+        while not state.is_terminal():
+            player = state.current_player()
+            if rng.random() < 0.2:
+                asked += 1
+                world = openspiel.determinize(game, state.view(player), rng)
+                if world is not None:
+                    found += 1
+                    assert world.observation_string(player) == state.observation_string(player)
+                    assert world.legal_actions() == state.legal_actions()
+            state.apply_action(rng.choice(state.legal_actions()))
+    assert asked > 10 and found >= asked * 0.5
+
+
+def test_ismcts_through_the_bridge_plays_a_real_match(tmp_path: Path) -> None:
+    command = [
+        sys.executable, "-m", "arena", "play", "--variant", "grosstarock", "--deals", "1", "--seed", "2",
+        "--replay-dir", str(tmp_path), "--json", "--bot",
+        f"{shlex.quote(sys.executable)} -m arena.research.bridge --openspiel ismcts --simulations 8 --worlds 2",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["termination"] == "completed" and summary["faults"] == [0, 0, 0]
+    assert summary["seats"][0]["bot_name"] == "openspiel-ismcts"
+
+
+def test_bridge_without_an_agent_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.research.bridge", "--policy", "no_such_module:act"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith("bridge: cannot load policy 'no_such_module:act'")
