@@ -329,7 +329,8 @@ def test_ismcts_through_the_bridge_plays_a_real_match(tmp_path: Path) -> None:
     command = [
         sys.executable, "-m", "arena", "play", "--variant", "grosstarock", "--deals", "1", "--seed", "2",
         "--replay-dir", str(tmp_path), "--json", "--bot",
-        f"{shlex.quote(sys.executable)} -m arena.research.bridge --openspiel ismcts --simulations 8 --worlds 2",
+        f"{shlex.quote(sys.executable)} -m arena.research.bridge --openspiel ismcts --simulations 8 "
+        "--worlds 2",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
