@@ -114,8 +114,11 @@ def index_of_text(text: str) -> int:
 
 def legal_mask(legal: Sequence[Action] | Sequence[str]) -> npt.NDArray[np.int8]:
     mask = np.zeros(NUM_ACTIONS, np.int8)
-    for action in legal:
-        mask[action_index(action) if isinstance(action, Action) else index_of_text(action)] = 1
+    try:
+        mask[[_INDEX[a] if isinstance(a, Action) else index_of_text(a) for a in legal]] = 1
+    except KeyError as error:
+        missing = next(a for a in legal if isinstance(a, Action) and a not in _INDEX)
+        raise KeyError(f"action {missing} has no index in the research action space") from error
     return mask
 
 
@@ -289,14 +292,15 @@ class StateEncoder:
     """`encode_observation(observation(state, seat))` read straight from one deal's state, for speed.
 
     It reads exactly the fields `arena.engine.observation` puts in the seat's view (the tests hold
-    the two equal decision by decision); the environment uses it, the bridge the other. The cards
-    of finished tricks are public and only grow, so they are kept between calls.
+    the two equal decision by decision); the environment uses it, the bridge the other. What is
+    public and only grows (finished tricks, declarations, announcements, round answers) is kept
+    in one base tensor between calls; each call copies it and adds the rest.
     """
 
     def __init__(self, state: DealState) -> None:
         self.state = state
-        self._played: list[int] = []
-        self._tricks_seen = 0
+        self._public = np.zeros(OBS_SIZE, np.float32)
+        self._seen = [0, 0, 0, 0]  # tricks, declarations, announcements, round answers
         self._legal: list[Action] | None = None
         self._mask = np.zeros(NUM_ACTIONS, np.int8)
 
@@ -307,17 +311,52 @@ class StateEncoder:
             self._legal, self._mask = legal, legal_mask(legal)
         return self._mask.copy()
 
+    def _grow_public(self) -> None:
+        state = self.state
+        o = OFFSETS
+        seen = self._seen
+        ones: list[int] = []
+        tricks = state.tricks
+        if len(tricks) > seen[0]:
+            at = o["played_by"]
+            ones += [at + s * 78 + c for trick in tricks[seen[0] :] for s, c in trick.plays]
+            seen[0] = len(tricks)
+        declarations = state.declarations
+        if len(declarations) > seen[1]:
+            for declaration in declarations[seen[1] :]:
+                public = declaration.public()
+                suit = public.get("suit") or None
+                k = _DECLARE_INDEX[str(public["name"])]
+                slot = 0 if suit is None else 1 + SUITS.index(str(suit))
+                ones.append(o["declared"] + (declaration.seat * len(DECLARE_NAMES) + k) * 5 + slot)
+                cards: Sequence[str] = public.get("cards", ())  # type: ignore[assignment]
+                ones += [o["shown_cards"] + CARD_INDEX[code] for code in cards]
+            seen[1] = len(declarations)
+        announcements = state.announcements
+        if len(announcements) > seen[2]:
+            at = o["announced"]
+            ones += [
+                at + a.seat * len(ANNOUNCE_NAMES) + _ANNOUNCE_INDEX[a.name] for a in announcements[seen[2] :]
+            ]
+            seen[2] = len(announcements)
+        answers = state.round_answers
+        if len(answers) > seen[3]:
+            for kind, s, said in answers[seen[3] :]:
+                if kind != "bid":
+                    ones.append(o["round_answers"] + s * 3 + _ROUND_SLOT[said])
+                elif said in _CONTRACT_INDEX:
+                    ones.append(o["bids"] + s * len(CONTRACTS) + _CONTRACT_INDEX[said])
+            seen[3] = len(answers)
+        if ones:
+            self._public[ones] = 1
+
     def encode(self, seat: int) -> npt.NDArray[np.float32]:
         state = self.state
         o = OFFSETS
-        tricks = state.tricks
-        if len(tricks) > self._tricks_seen:
-            at = o["played_by"]
-            self._played += [at + s * 78 + c for trick in tricks[self._tricks_seen :] for s, c in trick.plays]
-            self._tricks_seen = len(tricks)
+        self._grow_public()
+        out = self._public.copy()
         hands = state.hands
         ones = [o["hand"] + c for c in hands[seat]]
-        ones += self._played
         ones += (
             o["seat"] + seat,
             o["dealer"] + state.dealer,
@@ -337,29 +376,12 @@ class StateEncoder:
                 ones.append(o["trick_designation"] + DESIGNATIONS.index(state.designation))
             if state.redesignation:
                 ones.append(o["trick_redesignation"] + DESIGNATIONS.index(state.redesignation))
-        for declaration in state.declarations:
-            public = declaration.public()
-            suit = public.get("suit") or None
-            k = _DECLARE_INDEX[str(public["name"])]
-            slot = 0 if suit is None else 1 + SUITS.index(str(suit))
-            ones.append(o["declared"] + (declaration.seat * len(DECLARE_NAMES) + k) * 5 + slot)
-            ones += [o["shown_cards"] + CARD_INDEX[code] for code in public.get("cards", ())]  # type: ignore[attr-defined]
         skat_public = state.skat_public
         if skat_public:
             shown: Sequence[Any] = skat_public.get("shown", ())  # type: ignore[assignment]
             ones += [o["skat_public_shown"] + CARD_INDEX[str(code)] for code in shown]
-        for announcement in state.announcements:
-            ones.append(
-                o["announced"] + announcement.seat * len(ANNOUNCE_NAMES) + _ANNOUNCE_INDEX[announcement.name]
-            )
-        for kind, s, said in state.round_answers:
-            if kind != "bid":
-                ones.append(o["round_answers"] + s * 3 + _ROUND_SLOT[said])
-            elif said in _CONTRACT_INDEX:
-                ones.append(o["bids"] + s * len(CONTRACTS) + _CONTRACT_INDEX[said])
         if state.variant.contracts:
             ones += self._american(seat)
-        out = np.zeros(OBS_SIZE, np.float32)
         out[ones] = 1
         out[o["trick_number"]] = state.trick_no / 78
         players = len(hands)
