@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from pathlib import Path
@@ -105,6 +106,19 @@ def register(commands: Any) -> None:
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_arena, parser=bench)
 
+    bench = targets.add_parser(
+        "research",
+        help="the research extra's environment and OpenSpiel game against the engine, and OpenSpiel's hearts",
+        description="Random play in alternating slices: the engine's own loop, the PettingZoo environment "
+        "(observation and mask at every decision), the OpenSpiel game, and OpenSpiel's C++ hearts as an "
+        "anchor; steps per second and ratios to the engine. Needs the rl extra (pip install -e '.[rl]').",
+    )
+    add_variant_arguments(bench)
+    bench.add_argument("--seconds", type=seconds, default=5.0, metavar="S", help="per loop")
+    bench.add_argument("--seed", type=int, default=0, metavar="S")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_research, parser=bench)
+
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
     from ..bench.common import report
@@ -112,6 +126,20 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
 
     measured = bench_engine(variant_of(args), args.seconds, seed=args.seed)
     report(measured.to_dict(), args.json)
+    return 0
+
+
+def _cmd_bench_research(args: argparse.Namespace) -> int:
+    try:
+        from ..bench.research import bench_research, report_text
+    except ImportError as error:  # the rl extra is not installed
+        raise CliError(f"arena bench research needs the rl extra (pip install -e '.[rl]'): {error}") from None
+    variant = variant_of(args)
+    try:
+        measured = bench_research(variant, args.seconds, seed=args.seed)
+    except ImportError as error:
+        raise CliError(f"arena bench research needs the rl extra (pip install -e '.[rl]'): {error}") from None
+    print(json.dumps(measured) if args.json else report_text(measured))
     return 0
 
 
