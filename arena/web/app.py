@@ -230,13 +230,13 @@ async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str]]:
         yield {"event": "position", "data": json.dumps(snapshot)}
         while feed.open:
             await feed.wait_past(cursor)
-            events, cursor = feed.events_since(cursor)
-            if events:
-                yield {"event": "update", "data": "[" + ",".join(events) + "]"}
+            batch, cursor = feed.batch_since(cursor)
+            if batch:
+                yield {"event": "update", "data": batch}
             await trio.sleep(FRAME_S)
-        events, cursor = feed.events_since(cursor)
-        if events:
-            yield {"event": "update", "data": "[" + ",".join(events) + "]"}
+        batch, cursor = feed.batch_since(cursor)
+        if batch:
+            yield {"event": "update", "data": batch}
         runner = feed.runner
         yield {
             "event": "end",

@@ -25,7 +25,7 @@ from ..live import Hub
 from ..referee.runner import MatchRunner
 from ..v1 import arena_pb2 as pb
 
-FRAME_S = 0.2
+FRAME_S = 0.5
 """The shortest time between two updates to one viewer: many decisions make one update."""
 
 
@@ -48,6 +48,7 @@ class MatchFeed:
         self._events: list[pb.Event] = []  # the current deal's, as the runner sent them
         self._json: list[str] = []  # their JSON text, made when a viewer first needs it
         self.base = 0  # the index, counted over the whole match, of `_events[0]`
+        self._batch: tuple[int, int, str] = (-1, -1, "")  # the last batch made: viewers share it
         self._lot = trio.lowlevel.ParkingLot()
         self._on_close = on_close
 
@@ -85,6 +86,16 @@ class MatchFeed:
         while len(self._json) < len(self._events):
             self._json.append(json.dumps(event_dict(self._events[len(self._json)]), separators=(",", ":")))
         return self._json[start:], self.end
+
+    def batch_since(self, cursor: int) -> tuple[str, int]:
+        """`events_since` as one JSON array text ("" when there is none), made once for every
+        viewer at the same cursor (viewers started together stay together)."""
+        start, end, text = self._batch
+        if (start, end) != (cursor, self.end):
+            events, end = self.events_since(cursor)
+            text = "[" + ",".join(events) + "]" if events else ""
+            self._batch = (cursor, end, text)
+        return text, end
 
     def snapshot(self) -> dict[str, Any]:
         """The current position: the match, its scores so far and the current deal's events."""
