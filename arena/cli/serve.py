@@ -13,9 +13,9 @@ from .common import CliError, run_until_signalled
 EPILOG = """\
 The server runs until it is stopped by Ctrl-C (SIGINT) or SIGTERM: it stops taking calls, ends
 its streams, closes the replay logs of the matches still running as .jsonl.part files, and exits
-with status 0. A port already in use (by another server or any other process) is an error: one
-line on stderr and exit status 1, as for an unreadable --arena-config or --operator-token-file
-or a store that cannot be opened."""
+with status 0. A port already in use (--port's or --http's, by another server or any other
+process) is an error: one line on stderr and exit status 1, as for an unreadable --arena-config
+or --operator-token-file or a store that cannot be opened."""
 
 
 def register(commands: Any) -> None:
