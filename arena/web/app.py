@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import random
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -228,6 +229,9 @@ async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str]]:
         snapshot = feed.snapshot()
         cursor = feed.end
         yield {"event": "position", "data": json.dumps(snapshot)}
+        # Viewers that came together would otherwise all wake together, every frame: spread
+        # them over the frame, so that the referee meets a few at a time, not a burst of all.
+        await trio.sleep(random.uniform(0, FRAME_S))
         while feed.open:
             await feed.wait_past(cursor)
             batch, cursor = feed.batch_since(cursor)
