@@ -52,14 +52,7 @@ def _last_seen(store: Store) -> dict[str, int]:
 
 def bot_page(store: Store, history: RatingHistory, name: str, connected: bool) -> dict[str, Any]:
     """One bot's public facts, ratings, rating history, recent matches and head-to-head."""
-    with store.transaction() as db:
-        row = db.execute(
-            "SELECT name, variants, registered_ms, revoked_ms, paused_until_ms FROM bots WHERE name = ?",
-            (name,),
-        ).fetchone()
-    if row is None:
-        raise NotFound(f"no bot named {name!r}")
-    bot = store.bot(name)
+    bot = store.bot(name)  # UnknownBotError: a 404
     ratings = [s.to_dict() for s in store.standings("", recent=0) if s.bot == name]
     for rating in ratings:
         del rating["recent"]
