@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +50,8 @@ class Hub:
         self.tokens: dict[str, tuple[SeatHost, int]] = {}
         self.keep_ended = KEEP_FINISHED
         self._ended: collections.deque[str] = collections.deque()
+        # Called with each new match before it runs (the web's live tables attach a spectator).
+        self.match_watchers: list[Callable[[MatchRunner], None]] = []
 
     def create_match(self, config: MatchConfig, tokens: Mapping[int, str] | None = None) -> MatchRunner:
         """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's)."""
@@ -62,6 +64,8 @@ class Hub:
         self.matches[match_id] = runner
         for seat in runner.seats:
             self.tokens[seat.token] = (runner, seat.index)
+        for watch in self.match_watchers:
+            watch(runner)
         self.nursery.start_soon(self._run, runner)
         return runner
 

@@ -118,6 +118,18 @@ def register(commands: Any) -> None:
     bench.add_argument("--seed", type=int, default=0, metavar="S")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_research, parser=bench)
+        "web",
+        help="the referee's decisions/s with 0 and with N live web viewers, in one run",
+        description="K matches of quick bots on a server with the web site (`arena serve --http`), "
+        "measured in alternating windows without and with N live-table viewers connected: the "
+        "referee's decisions per second on each side, their ratio, and the memory per viewer.",
+    )
+    bench.add_argument("--matches", type=positive_int, default=4, metavar="K")
+    bench.add_argument("--viewers", type=positive_int, default=200, metavar="N")
+    bench.add_argument("--seconds", type=_window, default=10.0, metavar="S", help="per window")
+    bench.add_argument("--rounds", type=positive_int, default=1, metavar="R", help="times 0, N, N, 0")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_web, parser=bench)
 
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
@@ -222,6 +234,18 @@ def _cmd_bench_arena(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     title = "decisions/s: answered by the bots in the window; round trip: think_ms of the replays"
     report(measured.to_dict(), args.json, title)
+    return 0
+
+
+def _cmd_bench_web(args: argparse.Namespace) -> int:
+    from ..bench.common import report
+    from ..bench.web import bench_web
+
+    try:
+        measured = bench_web(args.matches, args.viewers, args.seconds, args.rounds)
+    except (RuntimeError, ValueError, OSError) as exc:
+        raise CliError(str(exc)) from None
+    report(measured.to_dict(), args.json, "the referee's decisions/s without (_0) and with (_n) live viewers")
     return 0
 
 

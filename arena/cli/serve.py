@@ -13,9 +13,9 @@ from .common import CliError, run_until_signalled
 EPILOG = """\
 The server runs until it is stopped by Ctrl-C (SIGINT) or SIGTERM: it stops taking calls, ends
 its streams, closes the replay logs of the matches still running as .jsonl.part files, and exits
-with status 0. A port already in use (by another server or any other process) is an error: one
-line on stderr and exit status 1, as for an unreadable --arena-config or --operator-token-file
-or a store that cannot be opened."""
+with status 0. A port already in use (--port's or --http's, by another server or any other
+process) is an error: one line on stderr and exit status 1, as for an unreadable --arena-config
+or --operator-token-file or a store that cannot be opened."""
 
 
 def register(commands: Any) -> None:
@@ -45,7 +45,21 @@ def register(commands: Any) -> None:
         help="the admin service's credential; created with a new token if missing (default "
         "arena.operator-token)",
     )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        type=_http_address,
+        help="also serve the read-only web site (leaderboard, bots, matches, live tables, JSON API) "
+        "on this address, e.g. 127.0.0.1:8080 (default: off; docs/ARENA.md)",
+    )
     serve.set_defaults(run=_cmd_serve, parser=serve)
+
+
+def _http_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
+    return host.strip("[]"), int(port)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -71,17 +85,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         store = Store(args.store)
     except (OSError, ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None
+    service = StandingArena(store, arena)
     server = functools.partial(
-        serve,
-        args.host,
-        args.port,
-        args.replay_dir,
-        service=StandingArena(store, arena),
-        operator_token=operator_token,
+        serve, args.host, args.port, args.replay_dir, service=service, operator_token=operator_token
     )
+    if args.http is not None:
+        from ..web.app import serve_with_site
+
+        server = functools.partial(serve_with_site, server, service, *args.http)
     try:
         stopped = run_until_signalled(server)  # matches still running are aborted, their logs kept
-    except ListenError as exc:
+    except (ListenError, OSError) as exc:
         raise CliError(str(exc)) from None
     finally:
         store.close()

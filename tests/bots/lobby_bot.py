@@ -6,6 +6,7 @@ Environment: ARENA_ADDRESS, ARENA_BOT_TOKEN, and
   DELAY         seconds to think before every answer (default 0)
   SLOW_FIRST    seconds to think before the first answer of each match (a timeout, on purpose)
   PAUSE_POLICY  wait or stop (default stop)
+  HELLO_NAME    the bot name sent in each match's Hello (default: the registered name)
 Prints one JSON line when it leaves: matches played, why it stopped, pauses and refusals.
 Exit status 0, or 2 after a final error (the JSON line then has `error` and `code`).
 """
@@ -59,6 +60,7 @@ def summary(result: LobbyResult) -> dict[str, Any]:
 
 def main() -> int:
     matches = os.environ.get("MATCHES")
+    hello_name = os.environ.get("HELLO_NAME") or None  # the name in each match's Hello
     try:
         result = run_lobby(
             decide,
@@ -67,6 +69,7 @@ def main() -> int:
             on_seated=on_seated,
             pause_policy="stop" if os.environ.get("PAUSE_POLICY", "stop") == "stop" else "wait",
             reconnect_seconds=float(os.environ.get("RECONNECT_SECONDS", "60")),
+            name=hello_name,
         )
     except LobbyError as error:
         code = error.code.name if error.code is not None else ""

@@ -1,0 +1,182 @@
+"""`arena bench web`: does watching slow the referee? Decisions/s with 0 and N live viewers.
+
+One process runs the referee server and the web site in one trio loop, as `arena serve
+--http` does. K matches of quick bots (`server_driver.py`, another process) play the whole
+time, as in `arena bench server`. The run alternates windows without viewers and windows
+with `viewers` live-table streams connected (`web_viewers.py`, a third process, spreading
+them over the K matches), in the order 0, N, N, 0 (repeated `rounds` times) so that a drift
+of the machine's speed falls on both sides alike. Reported:
+
+- `decisions_per_s_0` and `decisions_per_s_n`: the referee's decisions per second in the
+  windows without and with viewers, and their ratio (`slowdown` is 1 − ratio);
+- `server_cpu_us_per_decision_*`: the server process's CPU time per decision on each side;
+- `viewers_process_cpu_share`: the CPU the viewers' own process used (seconds per second):
+  on a machine with few cores it competes with the server for them;
+- `rss_per_viewer_kib`: the server's resident memory with every viewer connected, less
+  before they connected, per viewer (the first N window);
+- what the viewers received: bytes and `update` events (the fewest any one viewer got), to
+  show that they were live the whole window.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from ..engine import find_variant
+from ..referee.runner import MatchConfig, MatchRunner, MatchState
+from ..referee.seat import TimeControl
+from ..server.app import serve
+from ..standing.store import Store
+from ..web.app import Site, serve_site
+from .common import Window, driver_command, ratio, rss_kib
+
+PLAYERS = "arena.bench.server_driver"
+VIEWERS = "arena.bench.web_viewers"
+
+
+@dataclass
+class WebBench:
+    matches: int
+    viewers: int
+    seconds_per_window: float
+    windows: int
+    decisions_per_s_0: float
+    decisions_per_s_n: float
+    ratio: float
+    slowdown: float
+    server_cpu_us_per_decision_0: float
+    server_cpu_us_per_decision_n: float
+    rss_per_viewer_kib: float
+    viewers_process_cpu_share: float
+    viewer_bytes_per_s: float
+    viewer_updates_min: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def bench_web(matches: int = 4, viewers: int = 200, seconds: float = 10, rounds: int = 1) -> WebBench:
+    if matches < 1 or viewers < 1 or seconds <= 0 or rounds < 1:
+        raise ValueError("matches, viewers, seconds and rounds must be positive")
+    return trio.run(_bench, matches, viewers, seconds, rounds)
+
+
+async def _bench(matches: int, viewers: int, seconds: float, rounds: int) -> WebBench:
+    variant = find_variant("grosstarock")
+    with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
+        store = Store(str(Path(tmp) / "arena.db"))
+        try:
+            async with trio.open_nursery() as nursery:
+                hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
+                http_port = await nursery.start(serve_site, Site(hub, store), "127.0.0.1", 0)
+                config = MatchConfig(
+                    variant=variant,
+                    deals=10_000,  # more than the bench can finish: every match runs the whole time
+                    seed=1,
+                    seat_names=tuple(f"bench{i}" for i in range(variant.seats)),
+                    time_control=TimeControl(per_decision_ms=60_000, bank_ms=0),
+                )
+                runners = [hub.create_match(config) for _ in range(matches)]
+                spec = {
+                    "mode": "play",
+                    "address": f"127.0.0.1:{port}",
+                    "tokens": [seat.token for runner in runners for seat in runner.seats],
+                }
+                players = await trio.lowlevel.open_process(
+                    driver_command(PLAYERS, spec, Path(tmp) / "spec-play.json"), stdout=subprocess.PIPE
+                )
+                with trio.move_on_after(60):
+                    while not all(r.state is MatchState.RUNNING for r in runners):
+                        await trio.sleep(0.05)
+                await trio.sleep(0.5)  # warm up
+                paths = [f"/api/matches/{runners[i % matches].match_id}/live" for i in range(viewers)]
+                result = await _windows(runners, paths, http_port, seconds, rounds, Path(tmp))
+                players.kill()
+                await players.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            store.close()
+    return WebBench(matches=matches, viewers=viewers, **result)
+
+
+async def _windows(
+    runners: list[MatchRunner], paths: list[str], http_port: int, seconds: float, rounds: int, tmp: Path
+) -> dict[str, Any]:
+    count = lambda: sum(r.decisions for r in runners)  # noqa: E731
+    sides: dict[int, list[Window]] = {0: [], 1: []}
+    rss_per_viewer = 0.0
+    received: list[dict[str, Any]] = []
+    for order in [0, 1, 1, 0] * rounds:
+        if not order:
+            with Window(count, [os.getpid()]) as window:
+                await trio.sleep(seconds)
+            sides[0].append(window)
+            continue
+        before = rss_kib()
+        spec = {"host": "127.0.0.1", "port": http_port, "paths": paths}
+        viewers = await trio.lowlevel.open_process(
+            driver_command(VIEWERS, spec, tmp / "spec-view.json"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert viewers.stdin is not None and viewers.stdout is not None
+        lines = _Lines(viewers.stdout)
+        with trio.fail_after(90):
+            line = await lines.next()
+        if not line.startswith("connected"):
+            raise RuntimeError(f"the viewers did not connect: {line!r}")
+        if not rss_per_viewer:
+            rss_per_viewer = (rss_kib() - before) / len(paths)
+        with Window(count, [os.getpid(), viewers.pid]) as window:
+            await trio.sleep(seconds)
+        sides[1].append(window)
+        await viewers.stdin.send_all(b"stop\n")
+        with trio.fail_after(30):
+            received.append(json.loads(await lines.next()) | {"seconds": window.seconds})
+        await viewers.wait()
+        await trio.sleep(0.5)  # the server closes the viewers' streams
+    rate = {side: sum(w.count for w in ws) / sum(w.seconds for w in ws) for side, ws in sides.items()}
+    cpu = {
+        side: sum(w.cpu_s[0] for w in ws) * 1e6 / max(1, sum(w.count for w in ws))
+        for side, ws in sides.items()
+    }
+    viewer_cpu = sum(w.cpu_s[1] for w in sides[1]) / sum(w.seconds for w in sides[1])
+    return {
+        "seconds_per_window": seconds,
+        "windows": len(sides[0]) + len(sides[1]),
+        "decisions_per_s_0": round(rate[0], 1),
+        "decisions_per_s_n": round(rate[1], 1),
+        "ratio": ratio(rate[1], rate[0]),
+        "slowdown": round(1 - rate[1] / rate[0], 3),
+        "server_cpu_us_per_decision_0": round(cpu[0], 1),
+        "server_cpu_us_per_decision_n": round(cpu[1], 1),
+        "rss_per_viewer_kib": round(rss_per_viewer, 1),
+        "viewers_process_cpu_share": round(viewer_cpu, 3),
+        "viewer_bytes_per_s": round(sum(r["bytes"] / r["seconds"] for r in received) / len(received)),
+        "viewer_updates_min": min(r["updates_min"] for r in received),
+    }
+
+
+class _Lines:
+    """Lines of a process's output, read as they come."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream = stream
+        self.buffer = b""
+
+    async def next(self) -> str:
+        while b"\n" not in self.buffer:
+            chunk = await self.stream.receive_some()
+            if not chunk:
+                raise RuntimeError("the viewers' process ended early")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode()

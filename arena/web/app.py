@@ -1,0 +1,428 @@
+"""The site's HTTP side: the JSON API (`/api/...`), the pages built on it, and its server.
+
+`serve_site` runs Hypercorn's trio worker in the referee's own trio loop; `site_app` is the
+Starlette application. Every page is a static file of `static/` that fetches the API and
+writes each value with `textContent` (never as HTML), so a user-given string shows as text.
+Errors are a JSON `{"error": ...}` under /api and a small HTML page elsewhere; an unexpected
+exception is logged and answered with a 500 that shows no traceback.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import random
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+import trio
+from hypercorn.config import Config
+from hypercorn.trio.run import worker_serve
+from hypercorn.utils import wrap_app
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..live import Hub
+from ..replay.html import render_html
+from ..replay.read import ReplayReadError
+from ..replay.verify import verify_replay
+from ..standing.service import StandingArena
+from ..standing.store import Store, UnknownBotError
+from . import data
+from .feed import FRAME_S, Feeds, MatchFeed
+
+log = structlog.get_logger()
+
+STATIC = Path(__file__).parent / "static"
+MATCH_ID = re.compile(r"^[0-9a-f]{16}$")
+BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+MAX_VIEWERS = 2000
+"""Live viewers at once over the whole server; more get 503 (each costs a socket and a task)."""
+SEND_TIMEOUT_S = 10.0
+"""A viewer whose connection takes no update for this long is dropped."""
+
+T = TypeVar("T")
+
+
+@dataclass
+class Site:
+    """What the site reads: the hub's matches, the store, and who is in the lobby now."""
+
+    hub: Hub
+    store: Store
+    connected: Callable[[], set[str]] = set
+    feeds: Feeds = field(init=False)
+    history: data.RatingHistory = field(init=False)
+    viewers: int = 0
+
+    def __post_init__(self) -> None:
+        self.feeds = Feeds(self.hub)
+        self.history = data.RatingHistory(self.store, self.hub.replay_dir)
+
+    async def db(self, fn: Callable[..., T], *args: Any) -> T:
+        return await trio.to_thread.run_sync(partial(fn, *args))
+
+
+class BadRequest(HTTPException):
+    def __init__(self, detail: str) -> None:
+        super().__init__(400, detail)
+
+
+def _query(
+    request: Request, name: str, pattern: re.Pattern[str] | None = None, choices: tuple[str, ...] = ()
+) -> str:
+    value = request.query_params.get(name, "")
+    if value and pattern is not None and not pattern.match(value):
+        raise BadRequest(f"{name}: not a valid value")
+    if value and choices and value not in choices:
+        raise BadRequest(f"{name}: expected one of {', '.join(choices)}")
+    return value
+
+
+def _int_query(request: Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return default
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise BadRequest(f"{name}: expected a whole number from {low} to {high}")
+    return int(text)
+
+
+VARIANT = re.compile(r"^[a-z0-9-]{1,40}$")
+
+
+def _bot_name(request: Request) -> str:
+    name = str(request.path_params["name"])
+    if not BOT_NAME.match(name):
+        raise HTTPException(404, f"no bot named {name!r}")
+    return name
+
+
+def _match_id(request: Request) -> str:
+    match_id = str(request.path_params["match_id"])
+    if not MATCH_ID.match(match_id):
+        raise HTTPException(404, f"no match {match_id!r}")
+    return match_id
+
+
+# ---------------------------------------------------------------------------------- the API
+
+
+async def api_standings(request: Request) -> Response:
+    site: Site = request.app.state.site
+    variant = _query(request, "variant", VARIANT)
+    return JSONResponse(await site.db(data.standings, site.store, variant, site.connected()))
+
+
+async def api_bot(request: Request) -> Response:
+    site: Site = request.app.state.site
+    name = _bot_name(request)
+    connected = name in site.connected()
+    return JSONResponse(await site.db(data.bot_page, site.store, site.history, name, connected))
+
+
+async def api_matches(request: Request) -> Response:
+    site: Site = request.app.state.site
+    bot = _query(request, "bot", BOT_NAME)
+    state = _query(request, "state", choices=data.MATCH_STATES)
+    limit = _int_query(request, "limit", 50, 1, data.MAX_LIMIT)
+    before = _int_query(request, "before", 0, 0, 2**62)
+    found = await site.db(data.matches, site.store, bot, state, limit, before)
+    for match in found["matches"]:
+        _add_live(site, match)
+    return JSONResponse(found)
+
+
+async def api_match(request: Request) -> Response:
+    site: Site = request.app.state.site
+    return JSONResponse(_add_live(site, await _match(site, _match_id(request))))
+
+
+async def _match(site: Site, match_id: str) -> dict[str, Any]:
+    """The store's record of a match, or the hub's for a match the standing arena did not seat."""
+    try:
+        return await site.db(data.match, site.store, match_id)
+    except data.NotFound:
+        feed = site.feeds.get(match_id)
+        if feed is None:
+            raise
+        c = feed.runner.config
+        return {
+            "match_id": match_id,
+            "variant": c.variant.name,
+            "deals": c.deals,
+            "state": "running",
+            "termination": "",
+            "started_ms": None,
+            "finished_ms": None,
+            "has_replay": False,
+            "seats": [{"bot": name, "score": 0, "faults": 0} for name in c.seat_names],
+        }
+
+
+def _add_live(site: Site, match: dict[str, Any]) -> dict[str, Any]:
+    """A running match's progress, from its live feed: deals done and scores so far."""
+    feed = site.feeds.get(match["match_id"])
+    if feed is not None:
+        match["deals_done"] = feed.deals_done
+        for seat, score in zip(match["seats"], feed.scores, strict=False):
+            seat["score"] = score
+    return match
+
+
+async def api_replay(request: Request) -> Response:
+    site: Site = request.app.state.site
+    path = await _replay_path(site, _match_id(request))
+    return PlainTextResponse(
+        await trio.Path(path).read_text(encoding="utf-8"), media_type="application/jsonl"
+    )
+
+
+async def _replay_path(site: Site, match_id: str) -> Path:
+    state, path = site.hub.replay_path(match_id)
+    if path is None or state != "finished" or not path.exists():
+        match = await _match(site, match_id)  # 404 when unknown
+        raise HTTPException(409, f"match {match_id} is {match['state']}: it has no replay")
+    return path
+
+
+async def api_position(request: Request) -> Response:
+    site: Site = request.app.state.site
+    match_id = _match_id(request)
+    feed = site.feeds.get(match_id)
+    if feed is None:
+        match = await _match(site, match_id)
+        return JSONResponse({"match_id": match_id, "state": match["state"], "events": []})
+    return JSONResponse(feed.snapshot())
+
+
+async def api_live(request: Request) -> Response:
+    """Server-sent events: `position` (the current deal so far), then `update`s, then `end`."""
+    site: Site = request.app.state.site
+    match_id = _match_id(request)
+    feed = site.feeds.get(match_id)
+    if feed is None:
+        match = await _match(site, match_id)  # 404 when unknown
+        return EventSourceResponse(_ended(match), ping=15)
+    if site.viewers >= MAX_VIEWERS:
+        raise HTTPException(503, "too many live viewers now; try again later")
+    return EventSourceResponse(_follow(site, feed), ping=15, send_timeout=SEND_TIMEOUT_S)
+
+
+async def _ended(match: dict[str, Any]) -> AsyncIterator[dict[str, str]]:
+    yield {"event": "end", "data": json.dumps(match)}
+
+
+async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str]]:
+    site.viewers += 1
+    try:
+        snapshot = feed.snapshot()
+        cursor = feed.end
+        yield {"event": "position", "data": json.dumps(snapshot)}
+        # Viewers that came together would otherwise all wake together, every frame: spread
+        # them over the frame, so that the referee meets a few at a time, not a burst of all.
+        await trio.sleep(random.uniform(0, FRAME_S))
+        while feed.open:
+            await feed.wait_past(cursor)
+            batch, cursor = feed.batch_since(cursor)
+            if batch:
+                yield {"event": "update", "data": batch}
+            await trio.sleep(FRAME_S)
+        batch, cursor = feed.batch_since(cursor)
+        if batch:
+            yield {"event": "update", "data": batch}
+        runner = feed.runner
+        yield {
+            "event": "end",
+            "data": json.dumps(
+                {
+                    "match_id": feed.match_id,
+                    "state": runner.state.value,
+                    "termination": runner.termination,
+                    "scores": list(runner.match.scores),
+                    "has_replay": runner.replay_path is not None,
+                }
+            ),
+        }
+    finally:
+        site.viewers -= 1
+
+
+# ---------------------------------------------------------------------------------- the pages
+
+
+def _page(name: str) -> Response:
+    return FileResponse(STATIC / name, media_type="text/html")
+
+
+async def page_leaderboard(request: Request) -> Response:
+    _query(request, "variant", VARIANT)
+    return _page("index.html")
+
+
+async def page_bot(request: Request) -> Response:
+    site: Site = request.app.state.site
+    name = _bot_name(request)
+    await site.db(site.store.bot, name)  # 404 when unknown
+    return _page("bot.html")
+
+
+async def page_matches(request: Request) -> Response:
+    _query(request, "bot", BOT_NAME)
+    _query(request, "state", choices=data.MATCH_STATES)
+    return _page("matches.html")
+
+
+async def page_replay(request: Request) -> Response:
+    """A finished match in the replay viewer; a running one's live table."""
+    site: Site = request.app.state.site
+    match_id = _match_id(request)
+    if site.feeds.get(match_id) is not None:
+        return Response(status_code=303, headers={"location": f"/matches/{match_id}/live"})
+    path = await _replay_path(site, match_id)
+    try:
+        page = await site.db(_replay_page, path)
+    except (OSError, ReplayReadError, ValueError) as exc:
+        raise HTTPException(500, f"the replay of {match_id} cannot be read: {exc}") from None
+    return HTMLResponse(page)
+
+
+def _replay_page(path: Path) -> str:
+    replay = verify_replay(path, collect=True)
+    if replay.variant is None:
+        raise ValueError(str(replay.problem))
+    return render_html(replay)
+
+
+async def page_live(request: Request) -> Response:
+    site: Site = request.app.state.site
+    match_id = _match_id(request)
+    if site.feeds.get(match_id) is None:
+        await _match(site, match_id)  # 404 when unknown
+    return _page("live.html")
+
+
+# ---------------------------------------------------------------------------------- errors
+
+
+ERROR_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{status} · Grosstarock Arena</title><link rel="stylesheet" href="/static/site.css"></head>
+<body><header><a class="home" href="/">Grosstarock Arena</a>
+<nav><a href="/">Leaderboard</a> <a href="/matches">Matches</a></nav></header>
+<main><h1>{status} {title}</h1><p class="error">{detail}</p></main></body></html>
+"""
+TITLES = {400: "Bad request", 404: "Not found", 409: "Not available", 500: "Server error", 503: "Busy"}
+
+
+def _error(request: Request, status: int, detail: str) -> Response:
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": detail, "status": status}, status_code=status)
+    page = ERROR_PAGE.format(status=status, title=TITLES.get(status, "Error"), detail=html.escape(detail))
+    return HTMLResponse(page, status_code=status)
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _error(request, exc.status_code, str(exc.detail))
+
+
+async def on_not_found(request: Request, exc: Exception) -> Response:
+    return _error(request, 404, str(exc))
+
+
+async def on_unexpected(request: Request, exc: Exception) -> Response:
+    log.error("web request failed", path=request.url.path, error=repr(exc))
+    return _error(request, 500, "the server could not answer this request")
+
+
+def site_app(site: Site) -> Starlette:
+    routes = [
+        Route("/", page_leaderboard),
+        Route("/bots/{name:path}", page_bot),
+        Route("/matches", page_matches),
+        Route("/matches/{match_id}", page_replay),
+        Route("/matches/{match_id}/live", page_live),
+        Route("/api/standings", api_standings),
+        Route("/api/bots/{name:path}", api_bot),
+        Route("/api/matches", api_matches),
+        Route("/api/matches/{match_id}", api_match),
+        Route("/api/matches/{match_id}/replay", api_replay),
+        Route("/api/matches/{match_id}/position", api_position),
+        Route("/api/matches/{match_id}/live", api_live),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            HTTPException: on_http_error,
+            data.NotFound: on_not_found,
+            UnknownBotError: on_not_found,
+            Exception: on_unexpected,
+        },
+    )
+    app.state.site = site
+    return app
+
+
+def http_config(host: str, port: int) -> Config:
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = None
+    config.graceful_timeout = 1.0
+    return config
+
+
+async def serve_site(
+    site: Site, host: str, port: int, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve the site until cancelled; `task_status.started(port)` once it listens.
+
+    The socket is bound here first, so a taken port is an `OSError` raised before `started`."""
+    config = http_config(host, port)
+    try:
+        sockets = config.create_sockets()
+    except OSError as exc:
+        raise OSError(f"cannot serve the web site on {host}:{port}: {exc.strerror or exc}") from None
+    bound = sockets.insecure_sockets[0].getsockname()[1]
+    for sock in sockets.insecure_sockets:
+        sock.listen(config.backlog)
+
+    async def run(task_status: trio.TaskStatus[Any]) -> None:
+        app = wrap_app(site_app(site), config.wsgi_max_body_size, "asgi")  # type: ignore[arg-type]
+        await worker_serve(app, config, sockets=sockets, task_status=task_status)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(run)
+        log.info("web site listening", url=f"http://{host}:{bound}/")
+        task_status.started(bound)
+
+
+async def serve_with_site(
+    server: Callable[..., Awaitable[None]], service: StandingArena, host: str, port: int
+) -> None:
+    """The referee (`server`: `serve` with its arguments) and the site on `host:port`, in one
+    trio loop until cancelled. A port that cannot be bound raises its `OSError` unwrapped."""
+    refused: OSError | None = None
+    async with trio.open_nursery() as nursery:
+        try:
+            hub, _port = await nursery.start(server)
+            lobby = lambda: service.lobby.connected_bots() if service.lobby is not None else set()  # noqa: E731
+            await nursery.start(serve_site, Site(hub, service.store, lobby), host, port)
+        except OSError as exc:  # raised below, not inside the nursery's exception group
+            refused = exc
+            nursery.cancel_scope.cancel()
+    if refused is not None:
+        raise refused

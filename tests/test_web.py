@@ -1,0 +1,352 @@
+"""The web site of `arena serve --http`, in a real browser.
+
+One real server (`arena serve --http 127.0.0.1:0`, the command itself, with a SQLite store)
+and one Chromium for the whole module: Debian's chromium (.ci/apt-packages) driven by
+Playwright through `executable_path` (`playwright install` would download a browser). Real
+bots (tests/bots/lobby_bot.py) join the lobby and play rated matches first; a second match is
+watched live. Set ARENA_WEB_SCREENSHOTS=DIR to also save the four pages' screenshots there
+(docs/img is where docs/ARENA.md shows them from).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_admin import admin_channel
+from test_replay_html import find_chromium
+from test_standing import lobby_bot, wait_for
+
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+
+OPERATOR = "web-test-operator"
+XSS = "<script>alert(1)</script>"
+BOTS = ("alpha", "beta", "gamma")
+CONFIG = """[arena]
+variants = ["grosstarock"]
+deals = 1
+per_decision_ms = 3000
+bank_ms = 10000
+tick_s = 0.05
+start_timeout_s = 10.0
+"""
+
+
+@dataclass
+class Arena:
+    url: str  # http://127.0.0.1:PORT
+    grpc: str  # 127.0.0.1:PORT
+    tokens: dict[str, str]
+    process: subprocess.Popen[str]
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def api(self, path: str) -> Any:
+        status, body = self.get(path)
+        assert status == 200, (path, status, body)
+        return json.loads(body)
+
+    def play(self, matches: int, delay: float = 0.0) -> list[subprocess.Popen[str]]:
+        """The three bots join the lobby and play `matches` matches (gamma's Hello names it XSS)."""
+        return [
+            lobby_bot(
+                self.grpc,
+                self.tokens[name],
+                MATCHES=str(matches),
+                DELAY=str(delay),
+                **({"HELLO_NAME": XSS} if name == "gamma" else {}),
+            )
+            for name in BOTS
+        ]
+
+
+def _listening(lines: queue.Queue[str], timeout: float) -> tuple[str, str]:
+    grpc_port = http_url = ""
+    deadline = time.monotonic() + timeout
+    while not (grpc_port and http_url):
+        line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        if line.startswith("{"):
+            record = json.loads(line)
+            if record.get("event") == "server listening":
+                grpc_port = str(record["port"])
+            elif record.get("event") == "web site listening":
+                http_url = record["url"].rstrip("/")
+    return f"127.0.0.1:{grpc_port}", http_url
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    directory = tmp_path_factory.mktemp("web")
+    (directory / "arena.toml").write_text(CONFIG)
+    (directory / "operator").write_text(OPERATOR + "\n")
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "arena", "serve", "--port", "0", "--http", "127.0.0.1:0"),
+            *("--store", str(directory / "arena.db"), "--replay-dir", str(directory / "replays")),
+            *("--arena-config", str(directory / "arena.toml")),
+            *("--operator-token-file", str(directory / "operator")),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    log: list[str] = []
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            log.append(line)
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        grpc_address, url = _listening(lines, 30)
+        tokens = {}
+        with admin_channel(grpc_address, OPERATOR) as channel:
+            admin = pb_grpc.AdminServiceStub(channel)
+            for name in BOTS:
+                tokens[name] = admin.RegisterBot(pb.RegisterBotRequest(name=name)).token
+        site = Arena(url, grpc_address, tokens, process)
+        for bot in site.play(matches=2):
+            _out, err = bot.communicate(timeout=120)
+            assert bot.returncode == 0, err
+        wait_for(lambda: len(site.api("/api/matches?state=finished")["matches"]) >= 2, 30, "finished matches")
+        yield site
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stdout is not None:
+            process.stdout.close()
+    assert not any("Traceback" in line for line in log), "".join(log)
+    assert not any(token in line for line in log for token in tokens.values())
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
+        pytest.skip("no Chromium here (Debian: apt-get install chromium)")
+    with playwright_sync.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 900, "height": 800})
+    opened = context.new_page()
+    dialogs: list[str] = []
+    opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    yield opened
+    context.close()
+    assert not dialogs, f"a script ran: {dialogs}"
+
+
+def screenshot(page: Any, name: str) -> None:
+    where = os.environ.get("ARENA_WEB_SCREENSHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(where) / f"web-{name}.png"), full_page=True)
+
+
+def test_leaderboard_lists_the_bots_after_matches(arena: Arena, page: Any) -> None:
+    page.goto(arena.url + "/")
+    page.wait_for_selector("#board table")
+    names = page.locator("#board td a").all_text_contents()
+    assert sorted(set(names) & set(BOTS)) == sorted(BOTS)
+    rows = page.locator("#board tbody tr")
+    assert rows.count() == 3
+    # A click on a column sorts by it: matches played are equal, names sort alphabetically.
+    page.locator("th", has_text="Bot").click()
+    assert page.locator("#board tbody tr td:nth-child(2)").all_text_contents() == sorted(BOTS)
+    screenshot(page, "leaderboard")
+    for standing in arena.api("/api/standings")["standings"]:
+        assert standing["matches"] == 2
+
+
+def test_no_token_in_any_page_or_answer(arena: Arena) -> None:
+    match_id = arena.api("/api/matches?state=finished")["matches"][0]["match_id"]
+    paths = ["/", "/matches", "/api/standings", "/api/matches", f"/api/matches/{match_id}"]
+    paths += [f"/matches/{match_id}", f"/api/matches/{match_id}/replay"]
+    for name in BOTS:
+        paths += [f"/bots/{name}", f"/api/bots/{name}"]
+    for path in paths:
+        status, body = arena.get(path)
+        assert status == 200, path
+        assert not any(token in body for token in arena.tokens.values()), path
+        assert "gta_" not in body, path
+
+
+def test_bot_page_shows_recent_matches_history_and_head_to_head(arena: Arena, page: Any) -> None:
+    page.goto(arena.url + "/bots/alpha")
+    page.wait_for_selector("svg.plot")
+    assert page.locator("h1").text_content() == "alpha"
+    finished = arena.api("/api/matches?bot=alpha&state=finished")["matches"]
+    links = page.locator("a[href^='/matches/']")
+    hrefs = {links.nth(i).get_attribute("href") for i in range(links.count())}
+    assert {f"/matches/{m['match_id']}" for m in finished} <= hrefs
+    assert page.locator("svg.plot circle").count() == 2  # one point after each rated match
+    alpha = arena.api("/api/bots/alpha")
+    # The history, recomputed from the replays, ends at the rating the store holds.
+    [rating] = alpha["ratings"]
+    assert (alpha["history"][-1]["mu"], alpha["history"][-1]["sigma"]) == (rating["mu"], rating["sigma"])
+    h2h = alpha["head_to_head"]
+    assert {row["opponent"] for row in h2h} == {"beta", "gamma"}
+    assert all(row["matches"] == 2 for row in h2h)
+    screenshot(page, "bot")
+    # The replay viewer opens from the bot page.
+    page.locator(f"a[href='/matches/{finished[0]['match_id']}']").first.click()
+    page.wait_for_load_state()
+    assert page.url.split("#")[0].endswith(f"/matches/{finished[0]['match_id']}")
+    assert finished[0]["match_id"] in page.content()
+
+
+def test_a_script_in_a_name_is_shown_as_text(arena: Arena, page: Any) -> None:
+    page.goto(arena.url + "/bots/gamma")
+    page.wait_for_selector(".facts")
+    assert XSS in page.locator(".facts").text_content()
+    assert page.locator("script:not([src])").count() == 0
+    assert arena.api("/api/bots/gamma")["language"] == XSS
+    # The same text in a URL: the 404 page shows it, escaped.
+    response = page.goto(arena.url + "/bots/" + urllib.request.quote(XSS, safe=""))
+    assert response.status == 404
+    assert XSS in page.locator("p.error").text_content()
+    assert page.locator("script").count() == 0
+
+
+def test_unknown_and_malformed_get_404_and_400(arena: Arena, page: Any) -> None:
+    response = page.goto(arena.url + "/bots/nobody")
+    assert response.status == 404
+    assert page.locator("h1").text_content() == "404 Not found"
+    screenshot(page, "404")
+    assert page.goto(arena.url + "/matches/0123456789abcdef").status == 404
+    assert page.goto(arena.url + "/matches/not-an-id/live").status == 404
+    assert page.goto(arena.url + "/matches?state=lost").status == 400
+    for path, status in [
+        ("/api/bots/nobody", 404),
+        ("/api/matches/0123456789abcdef", 404),
+        ("/api/matches/0123456789abcdef/live", 404),
+        ("/api/matches?limit=0", 400),
+        ("/api/matches?limit=x", 400),
+        ("/api/matches?state=lost", 400),
+        ("/api/matches?bot=%3Cb%3E", 400),
+        ("/api/standings?variant=%3Cb%3E", 400),
+        ("/api/nothing", 404),
+    ]:
+        code, body = arena.get(path)
+        assert (code, "error" in json.loads(body)) == (status, True), path
+        assert "Traceback" not in body
+
+
+def _played(replay: str) -> tuple[dict[int, list[str]], set[str]]:
+    """From a replay: the cards played in each deal, in order, and every discarded card."""
+    plays: dict[int, list[str]] = {}
+    discards: set[str] = set()
+    for text in replay.splitlines():
+        line = json.loads(text)
+        if line["type"] == "action":
+            action = line["action"]
+            if action["type"] == "play":
+                plays.setdefault(line["deal"], []).append(action["card"])
+            elif action["type"] == "discard" and "card" in action:
+                discards.add(action["card"])
+    return plays, discards
+
+
+def _stream(url: str, into: list[tuple[str, Any]]) -> None:
+    """Read a server-sent event stream to its `end` event."""
+    with urllib.request.urlopen(url, timeout=60) as response:
+        event = ""
+        for raw in response:
+            line = raw.decode().rstrip("\r\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                into.append((event, json.loads(line[6:])))
+                if event == "end":
+                    return
+
+
+def test_live_table_advances_shows_only_public_cards_then_offers_the_replay(arena: Arena, page: Any) -> None:
+    bots = arena.play(matches=1, delay=0.04)
+    try:
+        running = wait_for(lambda: arena.api("/api/matches?state=running")["matches"], 30, "a running match")
+        match_id = running[0]["match_id"]
+        events: list[tuple[str, Any]] = []
+        reader = threading.Thread(target=_stream, args=(f"{arena.url}/api/matches/{match_id}/live", events))
+        reader.start()
+        page.goto(f"{arena.url}/matches/{match_id}/live")
+        page.wait_for_function("document.querySelectorAll('#log li').length > 0")
+        seen: list[int] = []
+        dom_cards: set[str] = set()
+        texts: list[str] = []
+        while not page.locator("#end .banner").count():
+            seen.append(page.locator("#log li").count() + 100 * page.locator("#seats .seat").count())
+            dom_cards.update(c.get_attribute("data-card") for c in page.locator("[data-card]").all())
+            texts.append(page.locator("main").inner_text())
+            if len(seen) == 4:
+                screenshot(page, "live")
+            page.wait_for_timeout(250)
+            assert len(seen) < 400, "the match did not end"
+        assert len(set(seen)) >= 3, f"the table did not advance: {seen}"
+        reader.join(30)
+        replay = arena.get(f"/api/matches/{match_id}/replay")[1]
+        plays, discards = _played(replay)
+        assert discards, "grosstarock's dealer discards: the test needs hidden cards"
+        # The stream carries each played card once, when played, and nothing else with a card.
+        streamed: dict[int, list[str]] = {}
+        for kind, payload in events:
+            batch = payload["events"] if kind == "position" else payload if kind == "update" else []
+            for event in batch:
+                taken = event.get("action_taken")
+                if taken and taken["action"]["card"]:
+                    assert taken["action"]["type"] == "play", event
+                    streamed.setdefault(event["deal"], []).append(taken["action"]["card"])
+        assert streamed == plays
+        text = json.dumps(events)
+        assert not any(f'"{card}"' in text for card in discards)
+        assert dom_cards <= {card for cards in plays.values() for card in cards}
+        for snapshot in texts:
+            assert not any(re.search(rf"\b{re.escape(card)}\b", snapshot) for card in discards)
+        assert events[-1][0] == "end"
+        page.locator("#replay").click()
+        page.wait_for_load_state()
+        assert page.url.split("#")[0] == f"{arena.url}/matches/{match_id}"
+    finally:
+        for bot in bots:
+            bot.communicate(timeout=60)
+
+
+def test_matches_page_filters_by_bot_and_state(arena: Arena, page: Any) -> None:
+    page.goto(arena.url + "/matches?bot=beta&state=finished")
+    page.wait_for_selector("#matches table")
+    screenshot(page, "matches")
+    expected = arena.api("/api/matches?bot=beta&state=finished")["matches"]
+    assert page.locator("#matches tbody tr").count() == len(expected) >= 2
+    page.goto(arena.url + "/matches?state=running")
+    page.wait_for_selector("#matches p, #matches table")
