@@ -27,7 +27,8 @@ import trio
 
 from ..engine import find_variant
 from ..ladder.config import BotSpec, LadderConfig
-from ..ladder.run import MatchPlayer, run_ladder
+from ..ladder.player import MatchPlayer
+from ..ladder.run import Player, run_ladder
 from ..referee.seat import TimeControl
 from .common import Window, pauses, rate, ratio
 from .server import bench_server
@@ -88,12 +89,13 @@ def bench_config(
 
 async def steady_rate(config: LadderConfig, seconds: float, bar: str | None = None) -> float:
     """Decisions per second of a ladder while all its match slots are busy."""
-    players: list[MatchPlayer] = []
+    players: list[Player] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(partial(run_ladder, config, on_player=players.append))
-        while not players or len(players[0].live) < config.concurrency:
+        while not players or players[0].in_use() < config.concurrency:
             await trio.sleep(0.05)
         await trio.sleep(WARM_UP_S)
+        assert isinstance(players[0], MatchPlayer)
         with Window(players[0].decisions) as window:
             for pause in pauses(seconds, bar):
                 await trio.sleep(pause)
