@@ -312,6 +312,12 @@ def format_standings(table: Any) -> str:
             if b.hello.changed:
                 said += f"  (changed over the ladder: {', '.join(v or '(none)' for v in b.hello.versions)})"
             lines.append(f"{b.name:<{width}}  {said}")
+    ran = [b for b in table.bots if b.processes and set(b.processes) != {"per-match"}]
+    if ran:  # said only when some bot did not run as a new process per match, the default
+        lines += ["", "processes: matches by how each bot ran in them"]
+        for b in table.bots:
+            modes = ", ".join(f"{mode} {n}" for mode, n in sorted(b.processes.items())) or "–"
+            lines.append(f"{b.name:<{width}}  {modes}")
     return "\n".join(lines) + "\n"
 
 
