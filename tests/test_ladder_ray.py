@@ -265,3 +265,14 @@ def test_a_database_locked_by_another_program_is_one_error_and_keeps_what_was_re
         other.close()
     assert store.done_keys() == {"0:a,b,c"}
     store.close()
+
+
+def test_ab_on_ray_observes_what_it_observes_locally(tmp_path: Path, cluster: str) -> None:
+    common = ["heuristic", "random", "--against", "random", "random", "--deals", "1", "--max-deal-sets", "2"]
+    local = arena("ladder", "ab", *common, "--json")
+    on_ray = arena("ladder", "ab", *common, "--json", "--processes", "persistent", "--ray", cluster)
+    assert local.returncode == 0, local.stderr[-2000:]
+    assert on_ray.returncode == 0, on_ray.stderr[-2000:]
+    first, second = json.loads(local.stdout), json.loads(on_ray.stdout)
+    assert first["matches"] == second["matches"] == 24
+    assert first["observations"] == second["observations"]

@@ -79,7 +79,6 @@ async def open_player(
         hub, port = await nursery.start(serve, config.host, config.port, replay_dir)
         address = f"{'127.0.0.1' if config.host in ('0.0.0.0', '::', '') else config.host}:{port}"
         player = MatchPlayer(hub, address, match_config, config.bot, replay_dir / "bot-logs")
-        log.info("referee listening", address=address)
         try:
             yield player
         finally:
@@ -216,16 +215,6 @@ async def _run(
             leader=leader[0] if leader else None,
         )
 
-    log.info(
-        "ladder started",
-        ladder=config.name,
-        database=str(store.path),
-        matches=len(schedule),
-        recorded=recorded_before,
-        to_play=len(pending),
-        concurrency=config.concurrency,
-        ray=None if ray is None else (ray.address or "local"),
-    )
     async with trio.open_nursery() as nursery:
 
         async def watch_signals() -> None:
@@ -249,6 +238,20 @@ async def _run(
         match_config = ladder_match_config(config)
         try:
             async with open_player(config, ray, match_config, config.replay_dir) as player:
+                log.info(
+                    "ladder started",
+                    ladder=config.name,
+                    database=str(store.path),
+                    matches=len(schedule),
+                    recorded=recorded_before,
+                    to_play=len(pending),
+                    concurrency=config.concurrency,
+                    **(
+                        {"address": player.address}
+                        if isinstance(player, MatchPlayer)
+                        else {"ray": ray.address or "local" if ray else None}
+                    ),
+                )
                 workers.append(player)
                 if on_player is not None:
                     on_player(player)
