@@ -292,7 +292,9 @@ def cluster_player(
             checks = ray.get([h.check.remote() for h in handles], timeout=120)
         except Exception as exc:
             why = f"{type(exc).__name__}: {first_line(exc)}"
-            raise ClusterError(f"the Ray workers did not start: {why}") from None
+            raise ClusterError(
+                f"the Ray workers did not start (more --ray-workers than the cluster's CPUs?): {why}"
+            ) from None
         for _, error in checks:
             if error is not None:
                 raise ClusterError(error)
