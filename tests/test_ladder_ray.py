@@ -205,6 +205,27 @@ def test_a_driver_killed_by_sigkill_and_started_again_completes_the_ladder(
         assert conn.execute("SELECT COUNT(DISTINCT key) FROM matches").fetchone()[0] == 18
 
 
+def test_a_persistent_bot_that_crashes_or_ignores_its_input_is_started_again(tmp_path: Path) -> None:
+    # The scripted bot does not use the SDK: it plays the match of its environment and, here,
+    # exits with status 3 at its 5th request. Each match records the crash; the ladder goes on.
+    scripted = Path(__file__).parent / "bots" / "scripted_bot.py"
+    path = ladder_file(tmp_path, 1)
+    path.write_text(
+        path.read_text().replace(
+            'name = "random"\ncommand = "{python} -m arena_bot.random_bot"',
+            f'name = "random"\ncommand = "{{python}} {scripted}"\nprocesses = "persistent"\n'
+            'env = { BEHAVIOUR = "random,exit:5" }',
+        )
+    )
+    done = arena("ladder", "run", path, "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    with sqlite3.connect(path.with_suffix(".sqlite")) as conn:
+        crashed = conn.execute("SELECT status, crashed FROM exits WHERE bot = 'random'").fetchall()
+        modes = dict(conn.execute("SELECT bot, mode FROM processes GROUP BY bot").fetchall())
+    assert crashed == [(3, 1)] * 6
+    assert modes == {"random": "persistent", "random-2": "per-match", "random-3": "per-match"}
+
+
 def test_a_bot_missing_on_the_workers_is_one_line(tmp_path: Path, cluster: str) -> None:
     # node_modules is never shipped to the workers (the bots' dependencies are installed there).
     path = ladder_file(tmp_path, 1)

@@ -235,9 +235,10 @@ class MatchPlayer:
                     pass  # it died between two matches: a new one takes its place
         self.started_persistent += 1
         log_path = self.log_dir / f"persistent-{bot.name}-{self.started_persistent}.log"
-        base = bot_environment(self.address, "", seat)
-        base.pop("ARENA_TOKEN")
-        base.update({"ARENA_MATCHES": "stdin", "ARENA_BOT_NAME": bot.name, **bot.env})
+        # The first match is in its environment too: a program that does not read its input plays
+        # that one match as a per-match process would, exits, and the next match starts another.
+        base = bot_environment(self.address, runner.seats[seat].token, seat)
+        base.update({**env, "ARENA_MATCHES": "stdin", **bot.env})
         try:
             persistent = PersistentBot(BotProcess(bot.argv, base, log_path, bot.cwd, pipe_stdin=True))
             persistent.seat(env)
