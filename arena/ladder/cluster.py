@@ -85,9 +85,13 @@ def import_ray() -> Any:
 
 
 def local_ray_environment() -> None:
-    """What keeps a local Ray on the loopback: without it Ray on Linux takes the machine's
-    network address for its control store even when given 127.0.0.1 as node address."""
+    """The environment of a Ray this command starts itself. RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0
+    keeps it on the loopback: without it Ray on Linux takes the machine's network address for
+    its control store even when given 127.0.0.1 as node address. RAY_worker_niceness=0: Ray
+    runs its workers at niceness 15 by default, which on a machine shared with the driver and
+    other work (where a local Ray runs) leaves the referee and the bots only what is idle."""
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ["RAY_worker_niceness"] = "0"
 
 
 def connect(
