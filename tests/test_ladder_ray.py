@@ -226,6 +226,26 @@ def test_a_persistent_bot_that_crashes_or_ignores_its_input_is_started_again(tmp
     assert modes == {"random": "persistent", "random-2": "per-match", "random-3": "per-match"}
 
 
+def test_a_persistent_bot_whose_program_plays_one_match_is_started_per_match(tmp_path: Path) -> None:
+    # The scripted bot ignores its input and exits after its match: no match waits for it.
+    scripted = Path(__file__).parent / "bots" / "scripted_bot.py"
+    path = ladder_file(tmp_path, 1)
+    path.write_text(
+        path.read_text().replace(
+            'name = "random"\ncommand = "{python} -m arena_bot.random_bot"',
+            f'name = "random"\ncommand = "{{python}} {scripted}"\nprocesses = "persistent"\n'
+            'env = { BEHAVIOUR = "random" }',
+        )
+    )
+    done = arena("ladder", "run", path, "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    with sqlite3.connect(path.with_suffix(".sqlite")) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 6
+        assert conn.execute("SELECT COUNT(*) FROM faults").fetchone()[0] == 0
+        modes = [row[0] for row in conn.execute("SELECT mode FROM processes WHERE bot = 'random'")]
+    assert "per-match" in modes and len(modes) == 6
+
+
 def test_a_bot_missing_on_the_workers_is_one_line(tmp_path: Path, cluster: str) -> None:
     # node_modules is never shipped to the workers (the bots' dependencies are installed there).
     path = ladder_file(tmp_path, 1)

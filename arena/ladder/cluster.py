@@ -91,7 +91,7 @@ def local_ray_environment() -> None:
     runs its workers at niceness 15 by default, which on a machine shared with the driver and
     other work (where a local Ray runs) leaves the referee and the bots only what is idle."""
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    os.environ["RAY_worker_niceness"] = "0"
+    os.environ["RAY_worker_niceness"] = "0"  # noqa: SIM112 (Ray reads this spelling)
 
 
 def connect(

@@ -28,6 +28,7 @@ from .store import MatchRecord
 log = structlog.get_logger(component="ladder")
 
 EXIT_WAIT_S = 3.0  # after MatchEnd, for the bots to leave by themselves
+PROBE_S = 0.5  # after a persistent process's first match: does it exit (not reading its input)?
 
 
 @dataclass
@@ -77,6 +78,7 @@ class PersistentBot:
 
     def __init__(self, process: BotProcess) -> None:
         self.process = process
+        self.proven = False  # it has outlived a match end: it reads its input
 
     def seat(self, env: dict[str, str]) -> None:
         """Send the next match's environment; OSError (a broken pipe) if the process is gone."""
@@ -119,6 +121,7 @@ class MatchPlayer:
         self.finished_decisions = 0
         self.idle: dict[str, list[PersistentBot]] = {}  # persistent processes between two matches
         self.started_persistent = 0
+        self.one_match: set[str] = set()  # persistent bots whose program exits after each match
 
     async def close(self) -> None:
         """Stop every idle persistent process (shielded: it runs when a run is cancelled too)."""
@@ -158,7 +161,9 @@ class MatchPlayer:
                     bot = self.bots(name)
                     if bot.remote:
                         continue  # it dials in with its own token
-                    if bot.processes == "persistent":
+                    if bot.processes == "persistent" and name in self.one_match:
+                        played.modes[seat] = "per-match"  # as it ran
+                    elif bot.processes == "persistent":
                         persistent = self._seat_persistent(runner, scheduled, seat, bot, played)
                         if persistent is not None:
                             seated[seat] = persistent
@@ -182,8 +187,18 @@ class MatchPlayer:
                     await process.stop()
                 for seat, persistent in seated.items():
                     # Back to the pool if it is still there and the match ended; else it goes.
+                    name = scheduled.bots[seat]
+                    if runner.done.is_set() and not persistent.proven:
+                        # A program that ignores its input exits after its match: wait a moment
+                        # for that once, rather than give it a match it will not play.
+                        with trio.move_on_after(PROBE_S):
+                            await persistent.process.wait()
+                        if persistent.process.returncode == 0:
+                            self.one_match.add(name)
+                            log.info("bot plays one match per process: started per match", bot=name)
                     if runner.done.is_set() and persistent.process.returncode is None:
-                        self.idle.setdefault(scheduled.bots[seat], []).append(persistent)
+                        persistent.proven = True
+                        self.idle.setdefault(name, []).append(persistent)
                     else:
                         await persistent.stop()
         played.finished = time.time()
