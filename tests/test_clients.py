@@ -13,6 +13,7 @@ import re
 import shlex
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -273,3 +274,39 @@ def test_a_replaced_python_bot_stops_instead_of_taking_its_seat_back(tmp_path: P
     hellos = [line for line in lines if line["type"] == "hello" and line["seat"] == 0]
     assert runner.termination == "completed"
     assert len(hellos) == 2, hellos  # one per twin: the replaced one did not dial again
+
+
+def test_a_persistent_node_bot_plays_match_after_match_as_fresh_processes_do(
+    tmp_path: Path, node_bot: str
+) -> None:
+    """ARENA_MATCHES=stdin in the Node SDK: one process per ladder slot, the same results (the
+    random bot reseeds from each match's ARENA_BOT_SEED) as a new process per match."""
+    results = {}
+    for processes in ("per-match", "persistent"):
+        directory = tmp_path / processes
+        directory.mkdir()
+        path = directory / "ladder.toml"
+        path.write_text(
+            'variant = "grosstarock"\nseed = 5\ndeals = 1\nconcurrency = 2\n'
+            f'processes = "{processes}"\n[faults]\nreconnect_grace_ms = 2000\n'
+            + "".join(
+                f"[[bots]]\nname = {json.dumps(name)}\ncommand = {json.dumps(node_bot)}\n"
+                for name in ("node", "node-2", "node-3")
+            )
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "arena", "ladder", "run", str(path), "--no-progress"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        with sqlite3.connect(directory / "ladder.sqlite") as conn:
+            results[processes] = sorted(conn.execute("SELECT key, scores FROM matches").fetchall())
+            modes = {row[0] for row in conn.execute("SELECT mode FROM processes")}
+        assert modes == {processes}
+        logs = list((directory / "ladder-replays" / "bot-logs").glob("*.log"))
+        # 6 matches of 3 bots: 18 processes, or at most one per bot and concurrent slot.
+        assert len(logs) == 18 if processes == "per-match" else len(logs) <= 6, logs
+    assert len(results["persistent"]) == 6
+    assert results["persistent"] == results["per-match"]

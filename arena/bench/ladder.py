@@ -11,11 +11,20 @@ every match, results written to a scratch database as each match ends):
    think, and on a small machine they take CPU time from the referee;
 3. the quick bot (`quick_bot.py`: the bench driver's bot, first legal action at once) in
    long matches, in the steady state: the same bots as `arena bench server`, so the ratio
-   of the two rates is what the ladder itself costs over the bare referee.
+   of the two rates is what the ladder itself costs over the bare referee;
+4. the example ladder in short matches once more in each way of running it: per-match
+   processes, persistent processes, and (with the [ray] extra) persistent processes on a local
+   Ray with 1 worker playing K matches at once and with 2 workers playing K/2 each (the same
+   matches in flight): deals per second between the first and the last match recorded (so
+   Ray's start is not counted), each also as a ratio to the server bench's decisions per
+   second converted to deals (by the decisions per deal of the per-match run).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import sqlite3
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -27,7 +36,8 @@ import trio
 
 from ..engine import find_variant
 from ..ladder.config import BotSpec, LadderConfig
-from ..ladder.run import MatchPlayer, run_ladder
+from ..ladder.player import MatchPlayer
+from ..ladder.run import Player, RayOptions, run_ladder
 from ..referee.seat import TimeControl
 from .common import Window, pauses, rate, ratio
 from .server import bench_server
@@ -59,6 +69,19 @@ class LadderBench:
     server_decisions_per_s: float
     example_ratio: float
     ratio: float  # quick-bot ladder / bench server: the ladder's own cost
+    # 4: deals per second of the example ladder, by way of running it (None: Ray not installed)
+    decisions_per_deal: float = 0.0
+    server_deals_per_s: float = 0.0
+    per_match_deals_per_s: float = 0.0
+    persistent_deals_per_s: float = 0.0
+    ray_1_worker_deals_per_s: float | None = None
+    ray_2_workers_deals_per_s: float | None = None
+    per_match_server_ratio: float = 0.0
+    persistent_server_ratio: float = 0.0
+    ray_1_worker_server_ratio: float | None = None
+    ray_2_workers_server_ratio: float | None = None
+    ray_1_worker_to_local: float | None = None  # Ray / local persistent, at the same matches in flight
+    ray_2_workers_to_local: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -88,17 +111,67 @@ def bench_config(
 
 async def steady_rate(config: LadderConfig, seconds: float, bar: str | None = None) -> float:
     """Decisions per second of a ladder while all its match slots are busy."""
-    players: list[MatchPlayer] = []
+    players: list[Player] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(partial(run_ladder, config, on_player=players.append))
-        while not players or len(players[0].live) < config.concurrency:
+        while not players or players[0].in_use() < config.concurrency:
             await trio.sleep(0.05)
         await trio.sleep(WARM_UP_S)
+        assert isinstance(players[0], MatchPlayer)
         with Window(players[0].decisions) as window:
             for pause in pauses(seconds, bar):
                 await trio.sleep(pause)
         nursery.cancel_scope.cancel()
     return window.rate
+
+
+def recorded_rate(database: Path) -> tuple[float, float]:
+    """(deals per second between the first and the last match recorded, decisions per deal)."""
+    with sqlite3.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT m.finished, m.decisions, "
+            "(SELECT COUNT(DISTINCT deal) FROM deals d WHERE d.match_seq = m.seq) "
+            "FROM matches m ORDER BY m.finished"
+        ).fetchall()
+    deals = sum(row[2] for row in rows)
+    per_deal = sum(row[1] for row in rows) / deals if deals else 0.0
+    if len(rows) < 2:
+        return 0.0, per_deal
+    return rate(sum(row[2] for row in rows[1:]), rows[-1][0] - rows[0][0]), per_deal
+
+
+def ray_installed() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def bench_modes(base: Path, concurrency: int, deal_sets: int, deals: int) -> dict[str, float | None]:
+    """Section 4 of the module docstring: the example ladder per way of running it."""
+    per_match = bench_config(base / "per-match", EXAMPLES, concurrency, deal_sets, deals)
+    trio.run(partial(run_ladder, per_match))
+    found: dict[str, float | None] = {}
+    found["per_match"], per_deal = recorded_rate(per_match.database)
+    found["decisions_per_deal"] = per_deal
+
+    def persistent(name: str) -> LadderConfig:
+        config = bench_config(base / name, EXAMPLES, concurrency, deal_sets, deals)
+        bots = tuple(dataclasses.replace(bot, processes="persistent") for bot in config.bots)
+        return dataclasses.replace(config, bots=bots)
+
+    local = persistent("persistent")
+    trio.run(partial(run_ladder, local))
+    found["persistent"] = recorded_rate(local.database)[0]
+    for key, workers in (("ray_1_worker", 1), ("ray_2_workers", 2)):
+        if not ray_installed():
+            found[key] = None
+            continue
+        config = dataclasses.replace(persistent(key), concurrency=math.ceil(concurrency / workers))
+        trio.run(partial(run_ladder, config, ray=RayOptions(None, workers)))
+        found[key] = recorded_rate(config.database)[0]
+    return found
 
 
 def bench_ladder(
@@ -123,7 +196,19 @@ def bench_ladder(
             seconds,
             "s steady, quick bots",
         )
+        modes = bench_modes(base / "modes", concurrency, deal_sets, deals)
     server = bench_server(concurrency, seconds, idle_bots=0, bar="s bench server").decisions_per_s
+    per_deal = modes["decisions_per_deal"] or 0.0
+    server_deals = rate(server, per_deal)
+
+    def rounded(value: float | None) -> float | None:
+        return None if value is None else round(value, 1)
+
+    def to_server(value: float | None) -> float | None:
+        return None if value is None else ratio(value, server_deals)
+
+    def to_local(value: float | None) -> float | None:
+        return None if value is None else ratio(value, modes["persistent"] or 0.0)
     return LadderBench(
         concurrency=concurrency,
         matches=summary.played,
@@ -137,4 +222,16 @@ def bench_ladder(
         server_decisions_per_s=server,
         example_ratio=ratio(example, server),
         ratio=ratio(quick, server),
+        decisions_per_deal=round(per_deal, 1),
+        server_deals_per_s=round(server_deals, 1),
+        per_match_deals_per_s=rounded(modes["per_match"]) or 0.0,
+        persistent_deals_per_s=rounded(modes["persistent"]) or 0.0,
+        ray_1_worker_deals_per_s=rounded(modes["ray_1_worker"]),
+        ray_2_workers_deals_per_s=rounded(modes["ray_2_workers"]),
+        per_match_server_ratio=to_server(modes["per_match"]) or 0.0,
+        persistent_server_ratio=to_server(modes["persistent"]) or 0.0,
+        ray_1_worker_server_ratio=to_server(modes["ray_1_worker"]),
+        ray_2_workers_server_ratio=to_server(modes["ray_2_workers"]),
+        ray_1_worker_to_local=to_local(modes["ray_1_worker"]),
+        ray_2_workers_to_local=to_local(modes["ray_2_workers"]),
     )

@@ -52,7 +52,9 @@ def register(commands: Any) -> None:
         help="ladder throughput with the example bots, against `arena bench server`",
         description="Matches per minute of a ladder of three example bots (heuristic, random, random-2), "
         "and ladders' decisions per second in the steady state against `arena bench server` at the same "
-        "concurrency (with the example bots, and with bots as quick as the server bench's).",
+        "concurrency (with the example bots, and with bots as quick as the server bench's); then the "
+        "example ladder's deals per second with per-match processes, persistent processes, and on a "
+        "local Ray (the [ray] extra) with 1 and 2 workers.",
     )
     bench.add_argument("--concurrency", type=positive_int, default=4, metavar="K")
     bench.add_argument("--deal-sets", type=positive_int, default=2, metavar="N")

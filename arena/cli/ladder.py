@@ -79,6 +79,7 @@ def register(commands: Any) -> None:
     run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     run.add_argument("--verbose", action="store_true", help="also the referee's log lines")
     run.add_argument("--json", action="store_true", help="print the final standings as JSON")
+    _ray_options(run)
     run.set_defaults(run=_cmd_run, parser=run)
 
     standings = sub.add_parser(
@@ -156,8 +157,49 @@ def register(commands: Any) -> None:
     )
     ab.add_argument("--verbose", action="store_true")
     ab.add_argument("--json", action="store_true")
+    ab.add_argument(
+        "--processes",
+        choices=("per-match", "persistent"),
+        default="per-match",
+        help="a new process per bot and match (default), or processes that play match after match",
+    )
+    _ray_options(ab)
     ab.set_defaults(run=_cmd_ab, parser=ab)
 
+
+
+def _ray_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="play the matches on a Ray cluster (the [ray] extra): at ADDRESS (host:port of `ray start "
+        "--head`), or without one on a local Ray started on the loopback",
+    )
+    parser.add_argument(
+        "--ray-workers",
+        type=positive_int,
+        metavar="N",
+        help="Ray workers, each playing --concurrency matches at once (default: one per CPU of the cluster)",
+    )
+
+
+def _ray(args: argparse.Namespace) -> Any:
+    """The --ray options, with Ray importable (else one line naming the extra), or None."""
+    from ..ladder.cluster import ClusterError, import_ray
+    from ..ladder.run import RayOptions
+
+    if args.ray is None:
+        if args.ray_workers:
+            args.parser.error("--ray-workers needs --ray")
+        return None
+    try:
+        import_ray()
+    except ClusterError as exc:
+        raise CliError(str(exc)) from None
+    return RayOptions(address=args.ray or None, workers=args.ray_workers)
 
 
 # --------------------------------------------------------------------------- run
@@ -166,6 +208,7 @@ def register(commands: Any) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     import trio
 
+    from ..ladder.cluster import ClusterError
     from ..ladder.config import LadderFileError, load_ladder
     from ..ladder.run import run_ladder
     from ..ladder.store import StoreError
@@ -178,15 +221,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if args.concurrency:
         config = dataclasses.replace(config, concurrency=args.concurrency)
+    ray = _ray(args)
     configure(logging.INFO)
     route_logs(None if args.verbose else "ladder")
     try:
         summary = trio.run(
             lambda: run_ladder(
-                config, database=args.db, bar=not args.no_progress, max_matches=args.max_matches
+                config, database=args.db, bar=not args.no_progress, max_matches=args.max_matches, ray=ray
             )
         )
-    except StoreError as exc:
+    except (StoreError, ClusterError) as exc:
         raise CliError(str(exc)) from None
     except sqlite3.Error as exc:
         raise CliError(f"cannot write the database: {exc}") from None
@@ -268,6 +312,12 @@ def format_standings(table: Any) -> str:
             if b.hello.changed:
                 said += f"  (changed over the ladder: {', '.join(v or '(none)' for v in b.hello.versions)})"
             lines.append(f"{b.name:<{width}}  {said}")
+    ran = [b for b in table.bots if b.processes and set(b.processes) != {"per-match"}]
+    if ran:  # said only when some bot did not run as a new process per match, the default
+        lines += ["", "processes: matches by how each bot ran in them"]
+        for b in table.bots:
+            modes = ", ".join(f"{mode} {n}" for mode, n in sorted(b.processes.items())) or "–"
+            lines.append(f"{b.name:<{width}}  {modes}")
     return "\n".join(lines) + "\n"
 
 
@@ -301,7 +351,9 @@ def _cmd_ab(args: argparse.Namespace) -> int:
     import trio
 
     from ..engine import ConfigError, find_variant
-    from ..ladder.ab import ABConfig, bot_from_text, run_ab
+    from ..ladder.ab import ABConfig, run_ab
+    from ..ladder.cluster import ClusterError
+    from ..ladder.config import bot_from_text
     from ..logs import configure
     from ..progress import route_logs
 
@@ -314,7 +366,7 @@ def _cmd_ab(args: argparse.Namespace) -> int:
             f"{variant.name} has {variant.seats} seats: give {variant.seats - 1} --against bots"
         )
     try:
-        bots = [bot_from_text(text) for text in (args.a, args.b, *args.against)]
+        bots = [bot_from_text(text, processes=args.processes) for text in (args.a, args.b, *args.against)]
     except ValueError as exc:
         args.parser.error(str(exc))
     configure(logging.INFO)
@@ -336,7 +388,9 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         bank_ms=args.bank_ms,
     )
     try:
-        result = trio.run(run_ab, config, args.replay_dir)
+        result = trio.run(run_ab, config, args.replay_dir, _ray(args))
+    except ClusterError as exc:
+        raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot run the A/B test: {exc}") from None
     if args.json:

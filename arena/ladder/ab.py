@@ -11,13 +11,14 @@ the test stops at a decision or after `max_deal_sets`.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
-import shlex
-import shutil
 import signal
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,32 +31,17 @@ from ..ratings import mean_ci
 from ..referee.runner import MatchConfig
 from ..referee.seat import TimeControl
 from ..server.app import serve
-from ..server.local import EXAMPLE_BOTS
+from .cluster import ClusterError, RayPlayer, cluster_player
 from .config import BotSpec
-from .run import MatchPlayer, PlayedMatch, dispatch
+from .player import MatchPlayer
+from .run import Player, RayOptions, dispatch
 from .schedule import ScheduledMatch, arrangements, deal_set_seed, match_key
 from .sprt import SPRT
+from .store import MatchRecord
 
 log = structlog.get_logger(component="ladder")
 
 CANDIDATE = "\0candidate"  # the place at the table that A and B take in turn
-
-
-def bot_from_text(text: str, name: str | None = None) -> BotSpec:
-    """An example bot by name (heuristic, random), or a command."""
-    command = EXAMPLE_BOTS.get(text, text)
-    try:
-        argv = tuple(shlex.split(command))
-    except ValueError as exc:
-        raise ValueError(f"cannot split the bot command {text!r}: {exc}") from None
-    if not argv:
-        raise ValueError("an empty bot command")
-    program = argv[0]
-    if not (Path(program).is_file() if "/" in program else shutil.which(program)):
-        raise ValueError(f"bot {text!r}: program {program!r} not found")
-    if name is None:
-        name = text if text in EXAMPLE_BOTS else Path(argv[-1]).stem or "bot"
-    return BotSpec(name=name, command=command, argv=argv, cwd=Path.cwd())
 
 
 def unique_names(bots: list[BotSpec]) -> list[BotSpec]:
@@ -65,7 +51,7 @@ def unique_names(bots: list[BotSpec]) -> list[BotSpec]:
     for bot in bots:
         seen[bot.name] += 1
         if seen[bot.name] > 1:
-            bot = BotSpec(bot.name + f"-{seen[bot.name]}", bot.command, bot.argv, bot.token, bot.env, bot.cwd)
+            bot = dataclasses.replace(bot, name=bot.name + f"-{seen[bot.name]}")
         result.append(bot)
     return result
 
@@ -143,17 +129,17 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
-def observations(set_matches: list[PlayedMatch], a: str, b: str) -> list[float]:
+def observations(set_matches: list[MatchRecord], a: str, b: str) -> list[float]:
     """One deal set's observations: per deck, A's points minus B's in the same seat, averaged
     over the arrangements in which both deals were played (not annulled, not sat out)."""
-    by_key = {p.scheduled.key: p for p in set_matches}
+    by_key = {p.key: p for p in set_matches}
     diffs: dict[int, list[int]] = defaultdict(list)
     for played in set_matches:
-        bots = played.scheduled.bots
+        bots = tuple(played.seats)
         if a not in bots:
             continue
         seat = bots.index(a)
-        twin = by_key[match_key(played.scheduled.deal_set, [b if n == a else n for n in bots])]
+        twin = by_key[match_key(played.deal_set, [b if n == a else n for n in bots])]
         twin_deals = {d.deal: d for d in twin.deals}
         for deal in played.deals:
             other = twin_deals.get(deal.deal)
@@ -168,6 +154,34 @@ def observations(set_matches: list[PlayedMatch], a: str, b: str) -> list[float]:
     return [sum(values) / len(values) for _, values in sorted(diffs.items())]
 
 
+@contextlib.asynccontextmanager
+async def open_ab_player(
+    ray: RayOptions | None,
+    match_config: Callable[[ScheduledMatch], MatchConfig],
+    bots: dict[str, BotSpec],
+    directory: Path,
+    concurrency: int,
+) -> AsyncIterator[Player]:
+    player: Player
+    if ray is not None:
+        with cluster_player(
+            ray.address, ray.workers, concurrency, list(bots.values()), None, match_config, directory
+        ) as player:
+            try:
+                yield player
+            finally:
+                await player.close()
+        return
+    async with trio.open_nursery() as nursery:
+        hub, port = await nursery.start(serve, "127.0.0.1", 0, directory)
+        player = MatchPlayer(hub, f"127.0.0.1:{port}", match_config, bots.__getitem__, directory / "bot-logs")
+        try:
+            yield player
+        finally:
+            await player.close()
+            nursery.cancel_scope.cancel()
+
+
 def schedule_ab(config: ABConfig, a: str, b: str, others: list[str]) -> list[ScheduledMatch]:
     seating = "permutations" if config.variant.seats == 3 else "rotations"
     result = []
@@ -180,7 +194,9 @@ def schedule_ab(config: ABConfig, a: str, b: str, others: list[str]) -> list[Sch
     return result
 
 
-async def run_ab(config: ABConfig, replay_dir: Path | None = None) -> ABResult:
+async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptions | None = None) -> ABResult:
+    """The A/B test of the module docstring, played here or, with `ray`, on a Ray cluster
+    (the bots' commands must then exist on its workers: nothing is shipped to them)."""
     bots = unique_names([config.a, config.b, *config.against])
     a, b = bots[0].name, bots[1].name
     others = [bot.name for bot in bots[2:]]
@@ -190,7 +206,7 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None) -> ABResult:
     per_set = len(pending) // config.max_deal_sets
     time_control = TimeControl(config.per_decision_ms, config.bank_ms, 0)
     started = time.monotonic()
-    finished_sets: dict[int, list[PlayedMatch]] = defaultdict(list)
+    finished_sets: dict[int, list[MatchRecord]] = defaultdict(list)
     xs: list[float] = []
     state: dict[str, Any] = {"next": 0, "decision": None, "matches": 0, "interrupted": False}
 
@@ -216,14 +232,13 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None) -> ABResult:
             beta=config.beta,
             effect=config.effect,
         )
-        async with trio.open_nursery() as nursery:
-            hub, port = await nursery.start(serve, "127.0.0.1", 0, directory)
-            player = MatchPlayer(
-                hub, f"127.0.0.1:{port}", match_config, by_name.__getitem__, directory / "bot-logs"
-            )
-
+        async with open_ab_player(
+            ray, match_config, by_name, directory, config.concurrency
+        ) as player, trio.open_nursery() as nursery:
             async def work(scheduled: ScheduledMatch) -> None:
-                played = await player.play(scheduled)
+                played = await player.play_record(scheduled)
+                if played is None:
+                    raise ClusterError(f"match {scheduled.key} failed inside the referee; see the log")
                 state["matches"] += 1
                 finished_sets[scheduled.deal_set].append(played)
                 # Deal sets enter the test in order, whatever order their matches end in.
@@ -252,7 +267,8 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None) -> ABResult:
                         return
 
             nursery.start_soon(watch_signals)
-            await dispatch(pending, config.concurrency, lambda m: set(), work)
+            slots = player.slots if isinstance(player, RayPlayer) else config.concurrency
+            await dispatch(pending, slots, lambda m: set(), work)
             nursery.cancel_scope.cancel()
     ci = mean_ci(xs)
     return ABResult(

@@ -5,6 +5,7 @@
     deal_sets = 4                # each deal set is played at every table in every seat arrangement
     deals = 3                    # dealer turns per match (default: one per seat)
     concurrency = 2
+    processes = "per-match"      # or "persistent": a local bot's process plays match after match
     [time_control]               # per_decision_ms, bank_ms, increment_ms, latency_allowance_ms
     [faults]                     # policy, max_invalid, reconnect_grace_ms, start_timeout_ms
     [[bots]]                     # name and command, or name and token / token_env (a remote bot)
@@ -15,6 +16,7 @@ Every key is checked: an unknown key, a wrong type or value, a missing command i
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -44,6 +46,7 @@ TOP_KEYS = {
     "deals",
     "seating",
     "concurrency",
+    "processes",
     "database",
     "replay_dir",
     "host",
@@ -54,7 +57,11 @@ TOP_KEYS = {
 }
 TIME_KEYS = {"per_decision_ms", "bank_ms", "increment_ms", "latency_allowance_ms"}
 FAULT_KEYS = {"policy", "max_invalid", "reconnect_grace_ms", "start_timeout_ms"}
-BOT_KEYS = {"name", "command", "token", "token_env", "env", "cwd"}
+BOT_KEYS = {"name", "command", "token", "token_env", "env", "cwd", "processes"}
+# How a local bot is run: a new process for every match (the default: nothing a bot learns
+# survives from one seat arrangement of a deal set to the next), or one per concurrent slot
+# that plays match after match (much faster for short matches). docs/LADDER.md.
+PROCESS_MODES = ("per-match", "persistent")
 
 
 class LadderFileError(ValueError):
@@ -69,10 +76,16 @@ class BotSpec:
     token: str = ""  # a remote bot's secret token
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path = Path(".")
+    processes: str = "per-match"  # PROCESS_MODES; not part of the identity: recorded per match
 
     @property
     def remote(self) -> bool:
         return not self.argv
+
+    @property
+    def mode(self) -> str:
+        """How the bot ran in a match, as recorded: `remote` or one of PROCESS_MODES."""
+        return "remote" if self.remote else self.processes
 
     def identity(self) -> dict[str, Any]:
         """What makes this bot the same bot when a ladder is resumed (the token is no part of it)."""
@@ -131,6 +144,39 @@ class LadderConfig:
 def python_command(text: str) -> str:
     """`{python}` in a command stands for this Python interpreter (the one with the SDK)."""
     return text.replace("{python}", shlex.quote(sys.executable))
+
+
+# The SDK's example bots by name (`arena ladder ab random …`); `{python}` is resolved where they run.
+EXAMPLE_COMMANDS = {
+    "heuristic": "{python} -m arena_bot.heuristic_bot",
+    "random": "{python} -m arena_bot.random_bot",
+}
+
+
+def local_bot(
+    name: str, command: str, env: Mapping[str, str], cwd: Path, processes: str = "per-match"
+) -> BotSpec:
+    """A local bot from its command as written (`{python}` taken as this interpreter), checked
+    here: ValueError naming the program when it is not on this machine."""
+    try:
+        argv = tuple(shlex.split(python_command(command)))
+    except ValueError as exc:
+        raise ValueError(f"bot {name!r}: cannot split the command {command!r}: {exc}") from None
+    if not argv:
+        raise ValueError(f"bot {name!r}: an empty command")
+    program = argv[0]
+    if not ((cwd / program).is_file() if os.sep in program else shutil.which(program)):
+        raise ValueError(f"bot {name!r}: program {program!r} not found")
+    return BotSpec(name=name, command=command, argv=argv, env=dict(env), cwd=cwd, processes=processes)
+
+
+def bot_from_text(text: str, name: str | None = None, processes: str = "per-match") -> BotSpec:
+    """An example bot by name (heuristic, random), or a command (`arena ladder ab`)."""
+    command = EXAMPLE_COMMANDS.get(text, text)
+    bot = local_bot(name or text, command, {}, Path.cwd(), processes)
+    if name is None:
+        name = text if text in EXAMPLE_COMMANDS else Path(bot.argv[-1]).stem or "bot"
+    return dataclasses.replace(bot, name=name)
 
 
 class _Reader:
@@ -222,7 +268,8 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
     raw_bots = data.get("bots", [])
     if not isinstance(raw_bots, list) or not all(isinstance(b, dict) for b in raw_bots):
         raise top.error("expected [[bots]] tables", "bots")
-    bots = tuple(_bot(path, base, i, raw) for i, raw in enumerate(raw_bots))
+    processes = top.text("processes", "per-match", PROCESS_MODES)
+    bots = tuple(_bot(path, base, i, raw, processes) for i, raw in enumerate(raw_bots))
     names = [bot.name for bot in bots]
     for name in names:
         if names.count(name) > 1:
@@ -264,7 +311,7 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
     )
 
 
-def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any]) -> BotSpec:
+def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: str) -> BotSpec:
     reader = _Reader(path, raw, f"bots[{index}]", BOT_KEYS)
     name = reader.text("name", "")
     if not BOT_NAME.match(name):
@@ -278,8 +325,8 @@ def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any]) -> BotSpec:
     env = reader.strings("env")
     cwd = base / reader.text("cwd", ".")
     if kinds[0] != "command":
-        if "cwd" in raw or "env" in raw:
-            raise reader.error("cwd and env are for local bots, which the ladder starts")
+        if "cwd" in raw or "env" in raw or "processes" in raw:
+            raise reader.error("cwd, env and processes are for local bots, which the ladder starts")
         if kinds[0] == "token":
             token = reader.text("token", "")
         else:
@@ -303,4 +350,5 @@ def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any]) -> BotSpec:
     found = (cwd / program).is_file() if os.sep in program else shutil.which(program) is not None
     if not found:
         raise reader.error(f"program {program!r} not found", "command")
-    return BotSpec(name=name, command=command, argv=argv, env=env, cwd=cwd)
+    mode = reader.text("processes", processes, PROCESS_MODES)
+    return BotSpec(name=name, command=command, argv=argv, env=env, cwd=cwd, processes=mode)

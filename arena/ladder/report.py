@@ -281,6 +281,11 @@ def _cell(value: float, digits: int = 1) -> str:
     return f'<td class="{css}">{value:+.{digits}f}</td>'
 
 
+def _processes(bot: BotStanding) -> str:
+    """How the bot ran: `per-match 12, persistent 6` (– in a file from before it was recorded)."""
+    return ", ".join(f"{mode} {n}" for mode, n in sorted(bot.processes.items())) or "–"
+
+
 def _hello(bot: BotStanding) -> str:
     """The standings' cell of what the bot said in Hello."""
     e = html.escape
@@ -374,7 +379,7 @@ def _page(table: Standings, matches: list[MatchRow], replay_pages: int | None) -
         rows.append(
             f"<tr><td>{b.rank}</td><td>{e(b.name)}{' (remote)' if b.remote else ''}</td>"
             f"<td>{b.rating:.2f}</td><td>{b.mu:.2f}</td><td>{b.sigma:.2f}</td><td>{b.matches}</td>"
-            f"<td>{b.deals}</td><td>{points}</td>{_hello(b)}</tr>"
+            f"<td>{b.deals}</td><td>{points}</td>{_hello(b)}<td>{_processes(b)}</td></tr>"
         )
     names = [b.name for b in table.bots]
     cross = ["<tr><th></th>" + "".join(f"<th>{e(n)}</th>" for n in names) + "</tr>"]
@@ -399,7 +404,8 @@ def _page(table: Standings, matches: list[MatchRow], replay_pages: int | None) -
 {table.matches_planned} matches recorded, {table.deals} deals.</p>
 <h2>Standings</h2>
 <table><tr><th>rank</th><th>bot</th><th>rating</th><th>μ</th><th>σ</th><th>matches</th><th>deals</th>
-<th>points per deal (95% CI)</th><th class="hello">Hello: name, version</th></tr>
+<th>points per deal (95% CI)</th><th class="hello">Hello: name, version</th>
+<th>processes (matches)</th></tr>
 {"".join(rows)}
 </table>
 <p class="note">Rating: OpenSkill Plackett–Luce from each deal's game points, ordered by μ − 3σ.

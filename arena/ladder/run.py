@@ -1,162 +1,89 @@
 """`arena ladder run`: the ladder's matches through the referee server, recorded as they end.
 
 One referee server (in this process, on its own port), at most `concurrency` matches at once,
-one process per local bot per match. Each finished match is read back from its replay log and
-recorded in one transaction with the ratings after it. Matches already in the database are
-skipped, so a run that was stopped, however abruptly, is continued by running it again; a
-match that was in flight is played again from the start.
+each with its local bots as processes (`player.py`: per match, or persistent); or, with `ray`,
+the matches played by workers on a Ray cluster (`cluster.py`). Each finished match is read
+back from its replay log and recorded in one transaction with the ratings after it. Matches
+already in the database are skipped, so a run that was stopped, however abruptly, is continued
+by running it again; a match that was in flight is played again from the start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 import trio
 
-from ..live import Hub
 from ..progress import Bar
 from ..ratings import Ratings
-from ..referee.runner import MatchConfig, MatchRunner
-from ..replay.summary import DealRow, FaultRow, read_results
+from ..referee.runner import MatchConfig
 from ..server.app import serve
-from ..server.local import BotProcess, bot_environment
-from .config import BotSpec, LadderConfig
+from .cluster import ClusterError, RayPlayer, cluster_player
+from .config import LadderConfig
+from .player import MatchPlayer
 from .schedule import ScheduledMatch, build_schedule
-from .store import MatchRecord, Store, latest_ratings
+from .store import MatchRecord, Store, StoreError, latest_ratings
 
 log = structlog.get_logger(component="ladder")
 
-EXIT_WAIT_S = 3.0  # after MatchEnd, for the bots to leave by themselves
+
+@dataclass(frozen=True)
+class RayOptions:
+    """`--ray [ADDRESS]`: the cluster (None: a local Ray on the loopback) and its worker count
+    (None: one per CPU of the cluster)."""
+
+    address: str | None = None
+    workers: int | None = None
 
 
-@dataclass
-class PlayedMatch:
-    """What a match left behind, read from the runner, its replay and its bot processes."""
+class Player(Protocol):
+    """Plays a scheduled match somewhere; its record, or None when it failed in the referee."""
 
-    scheduled: ScheduledMatch
-    runner: MatchRunner
-    started: float
-    finished: float
-    exits: list[tuple[int | None, bool]]
-    deals: list[DealRow] = field(default_factory=list)
-    faults: list[FaultRow] = field(default_factory=list)
-    hellos: list[tuple[str, str]] = field(default_factory=list)  # (bot_name, bot_version) by seat
+    async def play_record(self, scheduled: ScheduledMatch) -> MatchRecord | None: ...
 
-    def record(self) -> MatchRecord:
-        m, r = self.scheduled, self.runner
-        return MatchRecord(
-            key=m.key,
-            deal_set=m.deal_set,
-            table=m.table,
-            arrangement=m.arrangement,
-            seed=m.seed,
-            seats=list(m.bots),
-            match_id=r.match_id,
-            termination=r.termination,
-            forfeited=r.forfeited,
-            scores=list(r.match.scores),
-            decisions=r.decisions,
-            started=self.started,
-            finished=self.finished,
-            replay=r.replay_path.name if r.replay_path else None,
-            deals=self.deals,
-            faults=self.faults,
-            exits=self.exits,
-            hellos=self.hellos,
-        )
+    async def close(self) -> None: ...
+
+    def in_use(self) -> int: ...
 
 
-class MatchPlayer:
-    """Plays scheduled matches on one server, launching the local bots of each."""
-
-    def __init__(
-        self,
-        hub: Hub,
-        address: str,
-        match_config: Callable[[ScheduledMatch], MatchConfig],
-        bots: Callable[[str], BotSpec],
-        log_dir: Path,
-    ) -> None:
-        self.hub = hub
-        self.address = address
-        self.match_config = match_config
-        self.bots = bots
-        self.log_dir = log_dir
-        log_dir.mkdir(parents=True, exist_ok=True)
-        self.live: set[MatchRunner] = set()
-        self.finished_decisions = 0
-
-    def decisions(self) -> int:
-        """Decisions made so far in the matches of this player, finished or not."""
-        return self.finished_decisions + sum(runner.decisions for runner in self.live)
-
-    async def play(self, scheduled: ScheduledMatch) -> PlayedMatch:
-        config = self.match_config(scheduled)
-        remote = {seat: spec.token for seat, spec in enumerate(map(self.bots, scheduled.bots)) if spec.remote}
-        runner = self.hub.create_match(config, tokens=remote)
-        self.live.add(runner)
-        played = PlayedMatch(scheduled, runner, time.time(), 0.0, [(None, False)] * len(scheduled.bots))
-        processes: list[BotProcess] = []
+@contextlib.asynccontextmanager
+async def open_player(
+    config: LadderConfig,
+    ray: RayOptions | None,
+    match_config: Callable[[ScheduledMatch], MatchConfig],
+    replay_dir: Path,
+) -> AsyncIterator[Player]:
+    """A player on this machine (a server in this process), or on Ray; closed at the end."""
+    player: Player
+    if ray is not None:
+        remote = [bot.name for bot in config.bots if bot.remote]
+        if remote:
+            raise ClusterError(f"remote bots ({', '.join(remote)}) dial one server: they cannot play on Ray")
+        base = config.path.resolve().parent
+        with cluster_player(
+            ray.address, ray.workers, config.concurrency, list(config.bots), base, match_config, replay_dir
+        ) as player:
+            try:
+                yield player
+            finally:
+                await player.close()
+        return
+    async with trio.open_nursery() as nursery:
+        hub, port = await nursery.start(serve, config.host, config.port, replay_dir)
+        address = f"{'127.0.0.1' if config.host in ('0.0.0.0', '::', '') else config.host}:{port}"
+        player = MatchPlayer(hub, address, match_config, config.bot, replay_dir / "bot-logs")
         try:
-            async with trio.open_nursery() as nursery:
-                for seat, name in enumerate(scheduled.bots):
-                    bot = self.bots(name)
-                    if bot.remote:
-                        continue  # it dials in with its own token
-                    process = self._start(runner, scheduled, seat, bot, played)
-                    if process is not None:
-                        processes.append(process)
-                        nursery.start_soon(self._watch, runner, seat, name, process, played)
-                await runner.done.wait()
-                self.hub.forget(runner.match_id)
-                with trio.move_on_after(EXIT_WAIT_S):
-                    while any(p.returncode is None for p in processes):
-                        await trio.sleep(0.02)
-                nursery.cancel_scope.cancel()
+            yield player
         finally:
-            self.live.discard(runner)
-            self.finished_decisions += runner.decisions
-            with trio.CancelScope(shield=True):
-                for process in processes:
-                    await process.stop()
-        played.finished = time.time()
-        if runner.replay_path is not None:
-            results = read_results(runner.replay_path, len(scheduled.bots))
-            played.deals, played.faults, played.hellos = results.deals, results.faults, results.hellos
-        return played
-
-    def _start(
-        self, runner: MatchRunner, scheduled: ScheduledMatch, seat: int, bot: BotSpec, played: PlayedMatch
-    ) -> BotProcess | None:
-        env = bot_environment(self.address, runner.seats[seat].token, seat)
-        # Reproducible bots: a bot's seed depends on the deal set, its seat and its name, so the
-        # opponents of an A/B pair play from the same seeds in both matches.
-        seed = f"{scheduled.seed}:{seat}:{bot.name}"
-        env.update({"ARENA_BOT_NAME": bot.name, "ARENA_BOT_SEED": seed, **bot.env})
-        log_path = self.log_dir / f"{runner.match_id}-seat{seat}-{bot.name}.log"
-        try:
-            return BotProcess(bot.argv, env, log_path, bot.cwd)
-        except OSError as exc:
-            runner.mark_crashed(seat, f"cannot start the bot: {exc}")
-            played.exits[seat] = (None, True)
-            log.error("bot did not start", bot=bot.name, match=scheduled.key, error=str(exc))
-            return None
-
-    async def _watch(
-        self, runner: MatchRunner, seat: int, name: str, process: BotProcess, played: PlayedMatch
-    ) -> None:
-        status = await process.wait()
-        crashed = not runner.done.is_set()
-        played.exits[seat] = (status, crashed)
-        if crashed:
-            runner.mark_crashed(seat, f"the bot process exited with status {status}")
-            log.warning("bot crashed", bot=name, match=played.scheduled.key, status=status)
-
+            await player.close()
+            nursery.cancel_scope.cancel()
 
 @dataclass
 class RunSummary:
@@ -167,6 +94,8 @@ class RunSummary:
     decisions: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+    deals: int = 0
+    fatal: StoreError | ClusterError | None = None  # what stopped the run early (a locked database, …)
 
     @property
     def remaining(self) -> int:
@@ -194,6 +123,15 @@ def leader_note(leader: tuple[str, float] | None) -> str:
     return f"leader {leader[0]} ({leader[1]:.1f})" if leader else ""
 
 
+def progress_note(deals_per_s: float, workers: int | None, leader: tuple[str, float] | None) -> str:
+    """Beside the bar: deals per second, the Ray workers in use, the leader."""
+    parts = [f"{deals_per_s:.1f} deals/s"]
+    if workers is not None:
+        parts.append(f"{workers} worker{'s' if workers != 1 else ''}")
+    parts.append(leader_note(leader))
+    return "  ".join(p for p in parts if p)
+
+
 def remote_bots(config: LadderConfig, scheduled: ScheduledMatch) -> set[str]:
     return {name for name in scheduled.bots if config.bot(name).remote}
 
@@ -204,17 +142,22 @@ async def run_ladder(
     database: Path | None = None,
     bar: bool = False,
     max_matches: int | None = None,
-    on_player: Callable[[MatchPlayer], None] | None = None,
+    on_player: Callable[[Player], None] | None = None,
+    ray: RayOptions | None = None,
 ) -> RunSummary:
     """Play every match of the ladder not yet in its database; see the module docstring.
-    With `bar`, a progress bar on standard error when it is a terminal."""
+    With `bar`, a progress bar on standard error when it is a terminal. Raises StoreError or
+    ClusterError (one line each) when the run cannot go on; every match recorded stays."""
     path = database or config.database
     store = Store.open(path, config.name, config.identity(), config.bots)
     try:
         with Bar("matches", per_minute=True, show=bar) as progress:
-            return await _run(config, store, progress, max_matches, on_player)
+            summary = await _run(config, store, progress, max_matches, on_player, ray)
     finally:
         store.close()
+    if summary.fatal is not None:
+        raise summary.fatal
+    return summary
 
 
 async def _run(
@@ -222,7 +165,8 @@ async def _run(
     store: Store,
     progress: Bar,
     max_matches: int | None,
-    on_player: Callable[[MatchPlayer], None] | None,
+    on_player: Callable[[Player], None] | None,
+    ray: RayOptions | None,
 ) -> RunSummary:
     names = [bot.name for bot in config.bots]
     schedule = build_schedule(names, config.seats, config.deal_sets, config.seed, config.seating)
@@ -237,13 +181,13 @@ async def _run(
     progress.start(len(schedule), recorded_before, leader_note(ratings.leader() if recorded_before else None))
     started = time.monotonic()
 
-    def record(played: PlayedMatch) -> None:
-        runner = played.runner
-        if runner.replay_path is None:
+    workers: list[Player] = []
+
+    def record(scheduled: ScheduledMatch, match: MatchRecord | None) -> None:
+        if match is None:
             summary.failed += 1
-            log.error("match failed; it stays unplayed", match=played.scheduled.key, match_id=runner.match_id)
+            log.error("match failed; it stays unplayed", match=scheduled.key)
             return
-        match = played.record()
         before = dict(ratings.ratings)
         ratings.update(match.seats, match.deals, match.forfeited)
         if store.record(match, ratings.of(set(match.seats))) is None:
@@ -252,8 +196,10 @@ async def _run(
             return
         summary.played += 1
         summary.decisions += match.decisions
+        summary.deals += len(match.deals)
         leader = ratings.leader()
-        progress.advance(leader_note(leader))
+        rate = summary.deals / max(time.monotonic() - started, 1e-9)
+        progress.advance(progress_note(rate, workers[0].in_use() if ray and workers else None, leader))
         faults: dict[str, int] = {}
         for fault in match.faults:
             faults[match.seats[fault.seat]] = faults.get(match.seats[fault.seat], 0) + 1
@@ -270,23 +216,6 @@ async def _run(
         )
 
     async with trio.open_nursery() as nursery:
-        hub, port = await nursery.start(serve, config.host, config.port, config.replay_dir)
-        address = f"{'127.0.0.1' if config.host in ('0.0.0.0', '::', '') else config.host}:{port}"
-        player = MatchPlayer(
-            hub, address, ladder_match_config(config), config.bot, config.replay_dir / "bot-logs"
-        )
-        log.info(
-            "ladder started",
-            ladder=config.name,
-            database=str(store.path),
-            matches=len(schedule),
-            recorded=recorded_before,
-            to_play=len(pending),
-            concurrency=config.concurrency,
-            address=address,
-        )
-        if on_player is not None:
-            on_player(player)
 
         async def watch_signals() -> None:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -306,17 +235,43 @@ async def _run(
         nursery.start_soon(watch_signals)
         if progress.shown:
             nursery.start_soon(tick)
+        match_config = ladder_match_config(config)
+        try:
+            async with open_player(config, ray, match_config, config.replay_dir) as player:
+                log.info(
+                    "ladder started",
+                    ladder=config.name,
+                    database=str(store.path),
+                    matches=len(schedule),
+                    recorded=recorded_before,
+                    to_play=len(pending),
+                    concurrency=config.concurrency,
+                    **(
+                        {"address": player.address}
+                        if isinstance(player, MatchPlayer)
+                        else {"ray": ray.address or "local" if ray else None}
+                    ),
+                )
+                workers.append(player)
+                if on_player is not None:
+                    on_player(player)
 
-        async def work(scheduled: ScheduledMatch) -> None:
-            try:
-                played = await player.play(scheduled)
-            except Exception:  # one match's failure (a bot's log file, say) does not stop the ladder
-                summary.failed += 1
-                log.exception("match failed; it stays unplayed", match=scheduled.key)
-                return
-            record(played)
+                async def work(scheduled: ScheduledMatch) -> None:
+                    try:
+                        match = await player.play_record(scheduled)
+                        record(scheduled, match)
+                    except (StoreError, ClusterError) as exc:  # the run cannot go on
+                        summary.fatal = exc
+                        nursery.cancel_scope.cancel()
+                    except Exception:  # one match's failure (a bot's log file, say) does not stop the ladder
+                        summary.failed += 1
+                        log.exception("match failed; it stays unplayed", match=scheduled.key)
 
-        await dispatch(pending, config.concurrency, lambda m: remote_bots(config, m), work)
+                # On Ray, `concurrency` matches at once on each worker.
+                concurrency = player.slots if isinstance(player, RayPlayer) else config.concurrency
+                await dispatch(pending, concurrency, lambda m: remote_bots(config, m), work)
+        except ClusterError as exc:  # the cluster cannot be had, or lost every worker
+            summary.fatal = exc
         nursery.cancel_scope.cancel()
     progress.stop()
     summary.seconds = time.monotonic() - started

@@ -51,6 +51,8 @@ class BotStanding:
     crashes: int = 0  # matches in which the bot's process ended before the match did
     forfeits: int = 0
     hello: ReportedHello | None = None  # None: no Hello recorded (or a ladder file from before)
+    # matches by how the bot ran in them: per-match, persistent, remote (none: an older file)
+    processes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -101,6 +103,10 @@ def standings(conn: sqlite3.Connection) -> Standings:
     )
     ratings = latest_ratings(conn)
     hellos = reported_hellos(conn)
+    modes: dict[str, dict[str, int]] = defaultdict(dict)
+    if has_table(conn, "processes"):
+        for bot, mode, count in conn.execute("SELECT bot, mode, COUNT(*) FROM processes GROUP BY bot, mode"):
+            modes[bot][mode] = count
     default = Ratings([]).model
     rows = []
     for name, remote in bots:
@@ -122,6 +128,7 @@ def standings(conn: sqlite3.Connection) -> Standings:
                 crashes=int(crashes.get(name) or 0),
                 forfeits=int(forfeits.get(name) or 0),
                 hello=hellos.get(name),
+                processes=dict(modes.get(name, {})),
             )
         )
     rows.sort(key=lambda b: (-b.rating, -b.points_per_deal, b.name))

@@ -17,10 +17,11 @@ Schema (also in docs/LADDER.md):
     exits(match_seq, seat, bot, status, crashed)
     ratings(match_seq, bot, mu, sigma)        -- after each match, for the bots that played it
     hellos(match_seq, seat, bot, name, version)  -- what each seat's bot said in its last Hello
+    processes(match_seq, seat, bot, mode, node)  -- per-match, persistent or remote; where it ran
 
-`hellos` came after the first ladders: it is created when a run opens an older file (whose
-earlier matches then have no hello rows), and a reader finds it missing in a file no run has
-opened since (`has_table`).
+`hellos` and `processes` came after the first ladders: they are created when a run opens an
+older file (whose earlier matches then have no such rows), and a reader finds them missing in a
+file no run has opened since (`has_table`).
 """
 
 from __future__ import annotations
@@ -115,6 +116,14 @@ CREATE TABLE IF NOT EXISTS hellos (
     version TEXT NOT NULL,
     PRIMARY KEY (match_seq, seat)
 );
+CREATE TABLE IF NOT EXISTS processes (
+    match_seq INTEGER NOT NULL REFERENCES matches(seq),
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    node TEXT NOT NULL,
+    PRIMARY KEY (match_seq, seat)
+);
 CREATE INDEX IF NOT EXISTS deals_by_bot ON deals (bot);
 CREATE INDEX IF NOT EXISTS faults_by_bot ON faults (bot);
 """
@@ -145,6 +154,8 @@ class MatchRecord:
     exits: list[tuple[int | None, bool]] = field(default_factory=list)  # (status, crashed) by seat
     # (bot_name, bot_version) of each seat's last Hello; ("", "") for a seat that said none
     hellos: list[tuple[str, str]] = field(default_factory=list)
+    modes: list[str] = field(default_factory=list)  # by seat: per-match, persistent or remote
+    node: str = "local"  # where the match was played: "local", or the Ray node's address
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -264,7 +275,18 @@ class Store:
         return {row[0] for row in self.conn.execute("SELECT key FROM matches")}
 
     def record(self, match: MatchRecord, ratings: dict[str, tuple[float, float]]) -> int | None:
-        """Write a finished match and the ratings after it; None if the key was already recorded."""
+        """Write a finished match and the ratings after it; None if the key was already recorded.
+        Raises StoreError when another program holds the database's write lock past the busy
+        timeout (the match is then not recorded, and is played again by the next run)."""
+        try:
+            return self._record(match, ratings)
+        except sqlite3.OperationalError as exc:
+            raise StoreError(
+                f"{self.path}: cannot record match {match.key}: {exc} (another program holds it); "
+                "every match recorded before stays, run again once it is free"
+            ) from None
+
+    def _record(self, match: MatchRecord, ratings: dict[str, tuple[float, float]]) -> int | None:
         with self.transaction():
             if self.conn.execute("SELECT 1 FROM matches WHERE key = ?", (match.key,)).fetchone():
                 return None
@@ -320,6 +342,10 @@ class Store:
                     for s, (name, version) in enumerate(match.hellos)
                     if name or version  # no row for a seat that never said Hello
                 ],
+            )
+            self.conn.executemany(
+                "INSERT INTO processes (match_seq, seat, bot, mode, node) VALUES (?, ?, ?, ?, ?)",
+                [(seq, s, match.seats[s], mode, match.node) for s, mode in enumerate(match.modes)],
             )
             self.conn.executemany(
                 "INSERT INTO ratings (match_seq, bot, mu, sigma) VALUES (?, ?, ?, ?)",

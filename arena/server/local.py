@@ -86,12 +86,19 @@ class BotProcess:
     `setpriv` exists a parent-death signal kills them if the command is killed outright
     (`die_with_parent`). Processes are started from the trio thread itself, since the
     parent-death signal belongs to the thread that forked (trio's own `open_process` forks in a
-    worker thread, which exits when idle). Its output goes to `log_path` (appended), else nowhere.
-    Raises OSError or ValueError (an empty or unbalanced command) when it cannot start.
+    worker thread, which exits when idle). Its output goes to `log_path` (appended), else nowhere;
+    its input is nothing, or with `pipe_stdin` a pipe (`popen.stdin`: a ladder's persistent bot
+    reads its next match there). Raises OSError or ValueError (an empty or unbalanced command)
+    when it cannot start.
     """
 
     def __init__(
-        self, argv: Sequence[str], env: Mapping[str, str], log_path: Path | None, cwd: Path | None = None
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        log_path: Path | None,
+        cwd: Path | None = None,
+        pipe_stdin: bool = False,
     ) -> None:
         if not argv:
             raise ValueError("an empty command")
@@ -104,7 +111,7 @@ class BotProcess:
                 die_with_parent(argv),
                 env=dict(env),
                 cwd=cwd,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if pipe_stdin else subprocess.DEVNULL,
                 stdout=sink,
                 stderr=sink,
                 start_new_session=True,

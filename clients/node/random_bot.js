@@ -6,7 +6,8 @@
  *     node random_bot.js [--address HOST:PORT] [--token TOKEN] [--name NAME]
  *
  * The generator is seeded from the environment variable ARENA_BOT_SEED when it is set
- * (reproducible games), else from Math.random.
+ * (reproducible games), else from Math.random; a persistent process (ARENA_MATCHES=stdin) seeds it
+ * again before each match.
  */
 const { main } = require('./sdk');
 
@@ -23,7 +24,13 @@ function seededRandom(text) {
   };
 }
 
-const random = process.env.ARENA_BOT_SEED ? seededRandom(process.env.ARENA_BOT_SEED) : Math.random;
+let random = null;
+
+/** The generator again from ARENA_BOT_SEED: at start, and before each match of a persistent process. */
+function reseed() {
+  random = process.env.ARENA_BOT_SEED ? seededRandom(process.env.ARENA_BOT_SEED) : Math.random;
+}
+reseed();
 
 function decide(request) {
   const legal = request.legal_actions;
@@ -31,6 +38,6 @@ function decide(request) {
   return legal[Math.floor(random() * legal.length)];
 }
 
-module.exports = { decide, seededRandom };
+module.exports = { decide, reseed, seededRandom };
 
-if (require.main === module) main(decide, { name: 'random-node' });
+if (require.main === module) main(decide, { name: 'random-node', newMatch: reseed });

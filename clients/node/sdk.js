@@ -279,9 +279,47 @@ function parseArgs(argv) {
 }
 
 /**
+ * A ladder's persistent process: one match per line of `input` (a readable stream, standard input
+ * by default), each line a JSON object of that match's environment (ARENA_ADDRESS, ARENA_TOKEN,
+ * ARENA_SEAT, ARENA_BOT_SEED, ...). The line is copied into process.env, `options.newMatch` is
+ * called (a bot with state starts afresh there), and the match is played with `runBot`. Resolves
+ * with the results when the input ends.
+ */
+async function playSequence(bot, options = {}, input = process.stdin) {
+  const readline = require('node:readline');
+  const results = [];
+  const lines = readline.createInterface({ input, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    let update;
+    try {
+      update = JSON.parse(line);
+    } catch (error) {
+      throw new BotError(`a match line that is not JSON: ${error.message}`);
+    }
+    if (typeof update !== 'object' || update === null || Array.isArray(update)
+        || !Object.values(update).every((v) => typeof v === 'string')) {
+      throw new BotError('a match line must be a JSON object of strings');
+    }
+    Object.assign(process.env, update);
+    if (options.newMatch) await options.newMatch();
+    const result = await runBot(bot, {
+      ...options,
+      address: process.env.ARENA_ADDRESS,
+      token: process.env.ARENA_TOKEN,
+      name: process.env.ARENA_BOT_NAME || options.name,
+    });
+    results.push(result);
+    process.stderr.write(`${options.name || 'bot'}: ${result.termination || 'over'}; seat ${result.seat}; scores ${JSON.stringify(result.scores)}\n`);
+  }
+  return results;
+}
+
+/**
  * Command-line entry of a bot: `--address`, `--token`, `--name`, `--reconnect-seconds` (else
- * ARENA_ADDRESS, ARENA_TOKEN); plays the match, prints the final scores on stderr. Exits with
- * status 2 on a BotError, 1 when decide throws.
+ * ARENA_ADDRESS, ARENA_TOKEN); plays the match, prints the final scores on stderr. With
+ * ARENA_MATCHES=stdin, plays one match per line of standard input instead (`playSequence`, calling
+ * `options.newMatch` before each). Exits with status 2 on a BotError, 1 when decide throws.
  */
 function main(bot, options = {}) {
   let args;
@@ -299,6 +337,12 @@ function main(bot, options = {}) {
   };
   if (args['reconnect-seconds'] !== undefined) settings.reconnectSeconds = Number(args['reconnect-seconds']);
   const name = settings.name || 'bot';
+  if (process.env.ARENA_MATCHES === 'stdin') {
+    return playSequence(bot, settings).catch((error) => {
+      process.stderr.write(`${name}: ${error.stack || error}\n`);
+      process.exitCode = error instanceof BotError ? 2 : 1;
+    });
+  }
   return runBot(bot, settings).then(
     (result) => {
       process.stderr.write(`${name}: ${result.termination || 'over'}; seat ${result.seat}; scores ${JSON.stringify(result.scores)}\n`);
@@ -311,4 +355,4 @@ function main(bot, options = {}) {
   );
 }
 
-module.exports = { BotError, PROTOCOL_VERSION, actionText, loadProtocol, main, makeAction, runBot };
+module.exports = { BotError, PROTOCOL_VERSION, actionText, loadProtocol, main, makeAction, playSequence, runBot };

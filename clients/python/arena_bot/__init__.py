@@ -13,7 +13,8 @@ command line of any bot that calls `main`) and play every match they are seated 
 See README.md. The modules, each importing only those below it:
 
 * `arena_bot.random_bot`, `arena_bot.heuristic_bot`: the example bots;
-* `arena_bot.sdk`: `main`, the command-line entry (one seat, or the lobby with ``--bot-token``);
+* `arena_bot.sdk`: `main`, the command-line entry (one seat, the lobby with ``--bot-token``, or
+  one match per input line with ``ARENA_MATCHES=stdin``: `play_sequence`);
 * `arena_bot.lobby`: the standing arena's lobby client (`run_lobby`, `Lobby`);
 * `arena_bot.match`: the match client (`run_bot`, `Bot`, `BotError`, `MatchResult`, …);
   `arena_bot.cards`: card helpers, without the server;
@@ -31,7 +32,7 @@ from arena_bot.match import (
     make_action,
     run_bot,
 )
-from arena_bot.sdk import main
+from arena_bot.sdk import main, play_sequence
 from arena_bot.v1 import arena_pb2
 
 __version__ = "0.1.0"
@@ -49,6 +50,7 @@ __all__ = [
     "arena_pb2",
     "main",
     "make_action",
+    "play_sequence",
     "retry_after_ms",
     "run_bot",
     "run_lobby",

@@ -3,7 +3,8 @@
     python -m arena_bot.random_bot [--address HOST:PORT] [--token TOKEN] [--name NAME]
 
 The generator is seeded from the environment variable ``ARENA_BOT_SEED`` when it is set
-(reproducible games), else from the system's entropy.
+(reproducible games), else from the system's entropy; a persistent process (``ARENA_MATCHES=stdin``)
+seeds it again before each match from that match's ``ARENA_BOT_SEED``.
 """
 
 from __future__ import annotations
@@ -40,9 +41,14 @@ def decide(request: arena_pb2.DecisionRequest) -> arena_pb2.Action:
     return _default.decide(request)
 
 
+def reseed() -> None:
+    """Seed the module generator again from ``ARENA_BOT_SEED`` (before each match of a persistent process)."""
+    _default.rng.seed(seed_from_env())
+
+
 def run() -> None:
     """Console entry point: play one seat with this bot."""
-    main(decide, name="random")
+    main(decide, name="random", new_match=reseed)
 
 
 if __name__ == "__main__":

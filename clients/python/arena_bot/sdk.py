@@ -9,7 +9,10 @@
         main(decide, name="first-legal")
 
 With a seat token `main` plays that seat with `run_bot` (`arena_bot.match`: one stream per seat,
-reconnected when it breaks; authentication and protocol errors are final, `BotError`). A
+reconnected when it breaks; authentication and protocol errors are final, `BotError`). With
+``ARENA_MATCHES=stdin`` (a ladder's persistent process) it plays one match per line of standard
+input, each line a JSON object of that match's environment (``ARENA_ADDRESS``, ``ARENA_TOKEN``,
+``ARENA_SEAT``, ``ARENA_BOT_SEED``, …), until standing input ends (`play_sequence`). A
 registered bot of the standing arena passes ``--bot-token`` instead: `main` joins the lobby with
 `run_lobby` (`arena_bot.lobby`) and plays every match it is seated at, each with `run_bot`.
 
@@ -19,10 +22,12 @@ This module sits on top of both clients. The public names are imported from `are
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterable
 
 from arena_bot.lobby import LobbyResult, run_lobby
 from arena_bot.match import Bot, BotError, Decide, MatchResult, run_bot
@@ -44,16 +49,72 @@ def _variant_list(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
+NewMatch = Callable[[], None]
+"""Called before each match of a persistent process, once its environment is set: a bot with
+state (a generator seeded from ``ARENA_BOT_SEED``, memories) starts afresh there."""
+
+
+def play_sequence(
+    decide: Decide | Bot,
+    lines: Iterable[str],
+    *,
+    name: str,
+    version: str = "",
+    new_match: NewMatch | None = None,
+    reconnect_seconds: float = 30.0,
+) -> list[MatchResult]:
+    """Play one match per line of `lines` (JSON objects of environment variables, set in
+    ``os.environ`` before `new_match` is called and the match is played by `run_bot`), in order.
+
+    This is how a ladder's persistent bot process plays match after match: the ladder writes a
+    line with a new seat token when it seats the process at its next match, and closes the
+    input when it has no more. A blank line is skipped; a line that is not a JSON object of
+    strings is a `BotError`."""
+    results: list[MatchResult] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            update = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise BotError(f"a match line that is not JSON: {error}") from None
+        if not isinstance(update, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in update.items()
+        ):
+            raise BotError("a match line must be a JSON object of strings")
+        os.environ.update(update)
+        if new_match is not None:
+            new_match()
+        result = run_bot(
+            decide,
+            address=os.environ.get("ARENA_ADDRESS"),
+            token=os.environ.get("ARENA_TOKEN"),
+            name=name,
+            version=version,
+            reconnect_seconds=reconnect_seconds,
+        )
+        results.append(result)
+        summary = f"{result.termination or 'over'}; seat {result.seat}; scores {result.scores}"
+        print(f"{name}: {summary}", file=sys.stderr, flush=True)
+    return results
+
+
 def main(
-    decide: Decide | Bot, *, name: str | None = None, version: str | None = None
-) -> MatchResult | LobbyResult:
+    decide: Decide | Bot,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    new_match: NewMatch | None = None,
+) -> MatchResult | LobbyResult | list[MatchResult]:
     """Command-line entry of a bot.
 
     With a seat token (``--token`` or ``ARENA_TOKEN``): plays that seat of one match and prints the
     final scores; returns its `MatchResult`. Without one but with a bot token (``--bot-token`` or
     ``ARENA_BOT_TOKEN``): joins the standing arena's lobby (`run_lobby`) with ``--variants``,
     ``--max-matches``, ``--matches`` and ``--seconds``, prints a line per finished match and a summary;
-    returns the `LobbyResult`. Exits with status 2 on `BotError`."""
+    returns the `LobbyResult`. With ``ARENA_MATCHES=stdin``: one match per line of standard input
+    (`play_sequence`, calling `new_match` before each); returns their results. Exits with status 2
+    on `BotError`."""
     bot = decide if isinstance(decide, Bot) else None
     default_name = name or (bot.name if bot is not None else None) or os.environ.get("ARENA_BOT_NAME", "bot")
     parser = argparse.ArgumentParser(
@@ -105,6 +166,19 @@ def main(
     if not args.token and args.bot_token:
         return _main_lobby(decide, args, bot_version, default_name)
     args.name = args.name or default_name
+    if os.environ.get("ARENA_MATCHES") == "stdin":
+        try:
+            return play_sequence(
+                decide,
+                sys.stdin,
+                name=args.name,
+                version=bot_version,
+                new_match=new_match,
+                reconnect_seconds=args.reconnect_seconds,
+            )
+        except BotError as error:
+            print(f"{args.name}: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
     try:
         result = run_bot(
             decide,

@@ -1,0 +1,311 @@
+"""A ladder's matches on a Ray cluster: `arena ladder run|ab --ray [ADDRESS]`.
+
+Each Ray worker is an actor (`MatchWorker`, one CPU) holding, on its node, a referee server on
+a loopback port and the bots of its matches (per-match or persistent processes), exactly as a
+local ladder does; it plays up to `concurrency` matches at once and returns each finished
+match as a `MatchRecord` with its replay log. The driver alone writes the database, one
+transaction per match as results arrive (`run.py`), and the replays into its replay directory.
+
+A worker that dies (its process killed, its node gone) fails the calls in flight on it: the
+driver sends those matches again, to the worker Ray restarts or to another; a match is
+recorded only once (its key is unique). Bots reach the workers as their commands, resolved on
+the worker (`{python}` is the worker's interpreter) in the ladder file's directory, which Ray
+ships to every node as the job's working directory.
+
+Without an address a local Ray is started, bound to the loopback (`start_local`); with one,
+the running cluster is joined as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+import trio
+
+from ..referee.runner import MatchConfig
+from ..server.app import serve
+from .config import BotSpec, local_bot
+from .player import MatchPlayer
+from .schedule import ScheduledMatch
+from .store import MatchRecord
+
+log = structlog.get_logger(component="ladder")
+
+RAY_MISSING = (
+    "--ray needs Ray, an optional extra: pip install 'grosstarock-arena[ray]' (in a checkout: -e '.[ray]')"
+)
+MAX_ATTEMPTS = 5  # a match whose worker died is sent again, up to this many times in all
+# Never uploaded to the workers with the ladder's directory.
+EXCLUDES = [".git", ".venv", "venv", "node_modules", "__pycache__", "*.sqlite", "*.sqlite-*", "*.lock"]
+
+
+class ClusterError(Exception):
+    """The cluster cannot play the ladder: Ray missing, an unreachable address, a bot missing on
+    a worker, a match that failed on every worker. One line, for the command line."""
+
+
+@dataclass(frozen=True)
+class BotRecipe:
+    """A local bot as the worker rebuilds it: the command as written, its directory relative to
+    the working directory Ray gives the worker."""
+
+    name: str
+    command: str
+    env: tuple[tuple[str, str], ...]
+    cwd: str
+    processes: str
+
+    @classmethod
+    def of(cls, bot: BotSpec, base: Path) -> BotRecipe:
+        try:
+            cwd = str(bot.cwd.resolve().relative_to(base.resolve()))
+        except ValueError:
+            cwd = str(bot.cwd)  # outside the shipped directory: the same path on every node
+        return cls(bot.name, bot.command, tuple(sorted(bot.env.items())), cwd, bot.processes)
+
+    def build(self) -> BotSpec:
+        return local_bot(self.name, self.command, dict(self.env), Path(self.cwd), self.processes)
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError(RAY_MISSING) from None
+    return ray
+
+
+def local_ray_environment() -> None:
+    """The environment of a Ray this command starts itself. RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0
+    keeps it on the loopback: without it Ray on Linux takes the machine's network address for
+    its control store even when given 127.0.0.1 as node address. RAY_worker_niceness=0: Ray
+    runs its workers at niceness 15 by default, which on a machine shared with the driver and
+    other work (where a local Ray runs) leaves the referee and the bots only what is idle."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ["RAY_worker_niceness"] = "0"  # noqa: SIM112 (Ray reads this spelling)
+
+
+def connect(
+    address: str | None, working_dir: Path | None, cpus: int | None = None, excludes: tuple[str, ...] = ()
+) -> Any:
+    """`ray.init`: a local instance on the loopback when `address` is None, else the cluster at
+    `address`; the ladder's directory (if any) as the job's working directory."""
+    ray = import_ray()
+    if address is not None:
+        check_reachable(address)
+    runtime_env: dict[str, Any] = {}
+    if working_dir is not None:
+        runtime_env = {"working_dir": str(working_dir), "excludes": [*EXCLUDES, *excludes]}
+    try:
+        if address is None:
+            local_ray_environment()
+            ray.init(
+                _node_ip_address="127.0.0.1",
+                include_dashboard=False,
+                num_cpus=cpus,
+                runtime_env=runtime_env,
+                log_to_driver=False,
+                logging_level="ERROR",
+                configure_logging=True,
+            )
+        else:
+            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, logging_level="ERROR")
+    except ConnectionError as exc:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {first_line(exc)}") from None
+    except Exception as exc:  # Ray raises many kinds; the first line says what went wrong
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise ClusterError(f"cannot start {where}: {type(exc).__name__}: {first_line(exc)}") from None
+    return ray
+
+
+REACH_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """A TCP connection to `host:port` (the head's control store), so that an address with no
+    Ray behind it is an error at once: `ray.init` would go on dialling it for minutes."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # "auto", ray://…: Ray resolves those itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class MatchWorker:
+    """The body of the Ray actor: a referee server and a `MatchPlayer` on a trio loop in a thread
+    of its own, which lives as long as the actor (the bots' parent-death signal belongs to it)."""
+
+    def __init__(
+        self, recipes: list[BotRecipe], match_config: Callable[[ScheduledMatch], MatchConfig]
+    ) -> None:
+        import ray
+
+        # The node's id; the driver names it by address (`node_names`).
+        self.node = ray.get_runtime_context().get_node_id()
+        self.error: str | None = None
+        self.bots: dict[str, BotSpec] = {}
+        for recipe in recipes:
+            try:
+                self.bots[recipe.name] = recipe.build()
+            except ValueError as exc:
+                self.error = f"on a Ray worker ({self.node[:8]}): {exc} (in {Path.cwd()})"
+                return
+        self.scratch = Path(tempfile.mkdtemp(prefix="arena-ray-"))
+        self.match_config = match_config
+        self.ready = threading.Event()
+        self.player: MatchPlayer | None = None
+        self.token: trio.lowlevel.TrioToken | None = None
+        threading.Thread(target=trio.run, args=(self._main,), daemon=True, name="arena-referee").start()
+        self.ready.wait()
+
+    async def _main(self) -> None:
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, "127.0.0.1", 0, self.scratch / "replays")
+            self.player = MatchPlayer(
+                hub,
+                f"127.0.0.1:{port}",
+                self.match_config,
+                self.bots.__getitem__,
+                self.scratch / "bot-logs",
+                node=self.node,
+            )
+            self.token = trio.lowlevel.current_trio_token()
+            self.ready.set()
+            await trio.sleep_forever()
+
+    def check(self) -> tuple[str, str | None]:
+        """(this worker's node, an error that keeps it from playing or None)."""
+        return self.node, self.error
+
+    def play(self, scheduled: ScheduledMatch) -> tuple[MatchRecord, str] | None:
+        """Play one match; its record and replay log, or None when it failed in the referee."""
+        assert self.player is not None and self.token is not None
+        played = trio.from_thread.run(self.player.play, scheduled, trio_token=self.token)
+        path = played.runner.replay_path
+        if path is None:
+            return None
+        text = path.read_text(encoding="utf-8")
+        path.unlink(missing_ok=True)  # the driver keeps it
+        return played.record(), text
+
+
+def node_names(ray: Any) -> dict[str, str]:
+    """Each node's id → `address/id` (its first 8 hex digits: the nodes of one machine share an address)."""
+    return {n["NodeID"]: f"{n['NodeManagerAddress']}/{n['NodeID'][:8]}" for n in ray.nodes()}
+
+
+class RayPlayer:
+    """The driver's side: matches sent to the workers, least busy first, sent again when the
+    worker dies; each finished match's replay written into `replay_dir`."""
+
+    def __init__(
+        self, ray: Any, workers: list[Any], nodes: list[str], replay_dir: Path, concurrency: int
+    ) -> None:
+        self.ray = ray
+        self.workers = workers
+        self.slots = len(workers) * concurrency  # matches in flight at once
+        self.nodes = nodes
+        self.busy = [0] * len(workers)
+        self.replay_dir = replay_dir
+        replay_dir.mkdir(parents=True, exist_ok=True)
+        self.limiter = trio.CapacityLimiter(1024)
+        self.lost = 0  # calls that failed with their worker
+
+    def in_use(self) -> int:
+        return sum(1 for b in self.busy if b)
+
+    async def play_record(self, scheduled: ScheduledMatch) -> MatchRecord | None:
+        from ray.exceptions import ActorUnavailableError, RayActorError, WorkerCrashedError
+
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            index = min(range(len(self.workers)), key=self.busy.__getitem__)
+            self.busy[index] += 1
+            try:
+                ref = self.workers[index].play.remote(scheduled)
+                result = await trio.to_thread.run_sync(
+                    self.ray.get, ref, abandon_on_cancel=True, limiter=self.limiter
+                )
+            except (RayActorError, ActorUnavailableError, WorkerCrashedError) as exc:
+                self.lost += 1
+                log.warning(
+                    "worker lost; the match is played again",
+                    match=scheduled.key,
+                    node=self.nodes[index],
+                    attempt=attempt,
+                    error=first_line(exc),
+                )
+                await trio.sleep(0.5 * attempt)  # while Ray restarts the worker
+                continue
+            finally:
+                self.busy[index] -= 1
+            if result is None:
+                return None
+            record, text = result
+            record.node = self.nodes[index]
+            assert record.replay is not None
+            (self.replay_dir / record.replay).write_text(text, encoding="utf-8")
+            return record  # type: ignore[no-any-return]
+        raise ClusterError(f"match {scheduled.key} failed on {MAX_ATTEMPTS} workers in a row; see the log")
+
+    async def close(self) -> None:
+        for worker in self.workers:
+            with contextlib.suppress(Exception):
+                self.ray.kill(worker)
+
+
+@contextlib.contextmanager
+def cluster_player(
+    address: str | None,
+    workers: int | None,
+    concurrency: int,
+    bots: list[BotSpec],
+    base: Path | None,
+    match_config: Callable[[ScheduledMatch], MatchConfig],
+    replay_dir: Path,
+) -> Iterator[RayPlayer]:
+    """Ray started or joined, `workers` actors (default: one per CPU of the cluster) each playing
+    up to `concurrency` matches at once; Ray shut down (this driver's part of it) at the end."""
+    excludes: tuple[str, ...] = ()
+    if base is not None and replay_dir.resolve().is_relative_to(base.resolve()):
+        excludes = ("/" + str(replay_dir.resolve().relative_to(base.resolve())),)
+    ray = connect(address, base, cpus=workers if address is None else None, excludes=excludes)
+    try:
+        count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        recipes = [BotRecipe.of(bot, base or Path.cwd()) for bot in bots if not bot.remote]
+        actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0, max_concurrency=concurrency + 1)(
+            MatchWorker
+        )
+        handles = [actor.remote(recipes, match_config) for _ in range(count)]
+        try:
+            checks = ray.get([h.check.remote() for h in handles], timeout=120)
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {first_line(exc)}"
+            raise ClusterError(
+                f"the Ray workers did not start (more --ray-workers than the cluster's CPUs?): {why}"
+            ) from None
+        for _, error in checks:
+            if error is not None:
+                raise ClusterError(error)
+        names = node_names(ray)
+        nodes = [names.get(node, node[:8]) for node, _ in checks]
+        log.info("ray workers ready", workers=count, nodes=sorted(set(nodes)), address=address or "local")
+        yield RayPlayer(ray, handles, nodes, replay_dir, concurrency)
+    finally:
+        ray.shutdown()
+
