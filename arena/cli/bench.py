@@ -120,6 +120,8 @@ def register(commands: Any) -> None:
     bench.add_argument("--seed", type=int, default=0, metavar="S")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_research, parser=bench)
+
+    bench = targets.add_parser(
         "web",
         help="the referee's decisions/s with 0 and with N live web viewers, in one run",
         description="K matches of quick bots on a server with the web site (`arena serve --http`), "
