@@ -138,6 +138,8 @@ class DealState(Phases):
         self._discard_plans = []
         self._discard_best = 0
         self._combination_cards = frozenset()
+        self._plan_masks = []
+        self._combination_mask = 0
         self._combinations = {}
         self._legal: list[Action] | None = None
         self._result: DealResult | None = None
