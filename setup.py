@@ -39,13 +39,14 @@ PURE_SWITCH = "ARENA_PURE_PYTHON"
 
 
 def remove_compiled(keep: set[str]) -> None:
-    """Remove compiled modules an earlier in-place (editable) build left in the packages of
-    COMPILED, but those named in `keep`: a module taken off the list, or a pure build, must not
-    run old compiled code."""
-    for package in sorted({path.rpartition("/")[0] for path in COMPILED}):
-        for name in os.listdir(package) if os.path.isdir(package) else []:
-            if name.endswith(".so") and name.partition(".")[0] not in keep:
-                os.remove(os.path.join(package, name))
+    """Remove compiled modules an earlier in-place (editable) build left in `arena`, but those in
+    `keep` (module paths without .py): a module taken off the list, or a pure build, must not run
+    old compiled code."""
+    for folder, _, names in os.walk("arena"):
+        for name in names:
+            stem = os.path.join(folder, name.partition(".")[0])
+            if name.endswith(".so") and stem not in keep:
+                os.remove(os.path.join(folder, name))
 
 
 def warn_pure(reason: str) -> None:
@@ -77,8 +78,15 @@ class BuildOrFallBack(build_ext):
         return super().get_outputs() if self.extensions else []
 
 
+# The commands that build extensions; setup.py also runs for metadata only (egg_info, dist_info),
+# where mypyc would type-check and generate C for nothing, and warn again.
+BUILDING = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
+
+
 def compiled_extensions() -> list[object]:
     """mypyc's extensions for COMPILED, or none (with the warning) for a pure build."""
+    if not BUILDING & set(sys.argv[1:]):
+        return []
     if os.environ.get(PURE_SWITCH) == "1":
         warn_pure(f"{PURE_SWITCH}=1")
         return []
@@ -88,7 +96,7 @@ def compiled_extensions() -> list[object]:
         warn_pure("mypyc is not installed")
         return []
     remove_compiled(
-        keep={GROUP.rpartition(".")[2] + "__mypyc"} | {path[:-3].rpartition("/")[2] for path in COMPILED}
+        keep={GROUP.replace(".", "/") + "__mypyc"} | {path.removesuffix(".py") for path in COMPILED}
     )
     try:
         return list(mypycify(COMPILED, opt_level="3", group_name=GROUP))

@@ -28,18 +28,19 @@ class SourcesOnly:
         return None
 
 
-def stale_extensions(package_dir: str) -> list[str]:
-    """The compiled modules of `package_dir` older than their .py source (edited since the last
-    `pip install -e .`): running them would run old rules."""
-    names = set(os.listdir(package_dir))
+def stale_extensions(root: str) -> list[str]:
+    """The compiled modules under `root` older than their .py source (edited since the last
+    `pip install -e .`): running them would run old code."""
     stale = []
-    for name in sorted(names):
-        stem, dot, ext = name.partition(".")
-        if f"{dot}{ext}" not in EXTENSION_SUFFIXES or f"{stem}.py" not in names:
-            continue
-        compiled = os.path.getmtime(os.path.join(package_dir, name))
-        if os.path.getmtime(os.path.join(package_dir, f"{stem}.py")) > compiled:
-            stale.append(f"{stem}.py")
+    for folder in [root, *(entry.path for entry in os.scandir(root) if entry.is_dir())]:
+        names = set(os.listdir(folder))
+        for name in sorted(names):
+            stem, dot, ext = name.partition(".")
+            if f"{dot}{ext}" not in EXTENSION_SUFFIXES or f"{stem}.py" not in names:
+                continue
+            source = os.path.join(folder, f"{stem}.py")
+            if os.path.getmtime(source) > os.path.getmtime(os.path.join(folder, name)):
+                stale.append(os.path.relpath(source, os.path.dirname(root)))
     return stale
 
 
@@ -47,11 +48,11 @@ def choose_sources() -> None:
     """Import the .py sources instead of the compiled engine when asked to, or when the compiled
     one is older than its sources (said once, on stderr: the results stay right, only slower)."""
     if os.environ.get(PURE_SWITCH) != "1":
-        stale = stale_extensions(os.path.join(os.path.dirname(__file__), "engine"))
+        stale = stale_extensions(os.path.dirname(__file__))
         if not stale:
             return
         print(
-            f"arena: the compiled engine is older than {', '.join(stale)}: running the pure Python "
+            f"arena: compiled modules are older than {', '.join(stale)}: running the pure Python "
             f"sources; `pip install -e .` compiles them again",
             file=sys.stderr,
         )
