@@ -56,3 +56,20 @@ def test_compiled_and_pure_builds_agree() -> None:
     assert deals >= 3_000
     for mine, theirs in zip(compiled_lines[1:], pure_lines[1:], strict=True):
         assert mine == theirs, f"the builds disagree on a match (variant options seed deals digest): {mine}"
+
+
+def test_compiled_modules_older_than_their_source_are_found(tmp_path: Path) -> None:
+    """An engine module edited since the last `pip install -e .` must not run as its old compiled code."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    from arena import stale_extensions
+
+    package = tmp_path / "arena"
+    (package / "engine").mkdir(parents=True)
+    for name in ("state", "play"):
+        (package / "engine" / f"{name}.py").write_text("")
+        (package / "engine" / f"{name}{EXTENSION_SUFFIXES[0]}").write_bytes(b"")
+    assert stale_extensions(str(package)) == []
+    source = package / "engine" / "play.py"
+    os.utime(source, (source.stat().st_atime, source.stat().st_mtime + 10))
+    assert stale_extensions(str(package)) == [os.path.join("arena", "engine", "play.py")]
