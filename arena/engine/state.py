@@ -291,6 +291,15 @@ class DealState(Phases):
             return [A.DEMAND, A.PASS] if FOOL not in self.hands[seat] else [A.PASS]
         return []
 
+    def __deepcopy__(self, memo: dict[int, object]) -> DealState:
+        """The same deal replayed to the same point: the engine is deterministic, and mypyc's
+        compiled classes cannot be copied field by field."""
+        copy = DealState(self.variant, self.dealer, self.deck, self.pots_start, self.stakes)
+        for _, action in self.history:
+            copy.apply(action)
+        memo[id(self)] = copy
+        return copy
+
     def __repr__(self) -> str:
         return (
             f"<DealState {self.variant.name} dealer={self.dealer} phase={self.phase} "
