@@ -1784,7 +1784,7 @@ def test_bench_engine_runs_american() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    measured = json.loads(proc.stdout)
+    [measured] = json.loads(proc.stdout)["variants"]
     assert measured["variant"] == "american" and measured["deals"] >= 1
     assert measured["actions"] > measured["deals"]
     assert measured["options"] == {"trischaken_leader": "dealer", "trischaken_scoring": "pairwise"}

@@ -337,7 +337,11 @@ def test_the_progress_bar_shows_rate_time_left_and_leader_with_the_log_lines_abo
             bar.advance(leader_note(("random", 3.0)))
             bar.advance(leader_note(("heuristic", 12.3)))
             bar.refresh()
-            assert bar.fields() == {"done": 4, "total": 10, "per_min": 2.0, "eta_s": 180}
+            fields = bar.fields()
+            # The clock runs on while the test does: a loaded machine adds a moment to the minute.
+            assert (fields["done"], fields["total"]) == (4, 10)
+            assert fields["per_min"] == pytest.approx(2.0, abs=0.05)
+            assert fields["eta_s"] == pytest.approx(180, abs=5)
             structlog.get_logger(component="ladder").warning("bot crashed", bot="random", status=1)
             structlog.get_logger(component="referee").info("seat connected")  # not the ladder's
     finally:

@@ -25,12 +25,17 @@ def register(commands: Any) -> None:
     targets = bench.add_subparsers(dest="target", metavar="TARGET", required=True)
     engine = targets.add_parser(
         "engine",
-        help="random legal play through the engine API on one core",
-        description="Random legal play through the public engine API, in a tight loop on one core.",
+        help="random legal play through the engine API on one core, against OpenSpiel's hearts",
+        description="Random legal play through the public engine API, in a tight loop on one core, in "
+        "slices alternating with OpenSpiel's C++ hearts played at random through pyspiel (when open_spiel "
+        "is installed); prints which engine build ran (compiled or pure).",
     )
-    add_variant_arguments(engine)
-    engine.add_argument("--seconds", required=True, type=seconds, metavar="S", help="how long to run")
+    add_variant_arguments(engine, required=False, help="variant id (default: every variant)")
+    engine.add_argument(
+        "--seconds", required=True, type=seconds, metavar="S", help="how long each variant runs (and hearts)"
+    )
     engine.add_argument("--seed", type=int, default=0, metavar="S", help="seed of decks and play")
+    engine.add_argument("--no-anchor", action="store_true", help="leave OpenSpiel's hearts out")
     engine.add_argument("--json", action="store_true", help="print the measurement as JSON")
     engine.set_defaults(run=_cmd_bench_engine, parser=engine)
     server = targets.add_parser(
@@ -138,10 +143,34 @@ def register(commands: Any) -> None:
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
     from ..bench.common import report
-    from ..bench.engine import bench_engine
+    from ..bench.engine import ANCHOR, bench_engine, engine_report
+    from ..engine import VARIANT_NAMES, find_variant
 
-    measured = bench_engine(variant_of(args), args.seconds, seed=args.seed)
-    report(measured.to_dict(), args.json)
+    if args.variant is None and args.option:
+        args.parser.error("--option needs --variant")
+    variants = [variant_of(args)] if args.variant else [find_variant(name) for name in VARIANT_NAMES]
+    benches = [bench_engine(v, args.seconds, seed=args.seed, anchor=not args.no_anchor) for v in variants]
+    measured = engine_report(benches)
+    if measured["anchor"] is None:
+        anchor = (
+            "without an anchor (--no-anchor)"
+            if args.no_anchor
+            else ("open_spiel is not installed (pip install open-spiel): no hearts anchor")
+        )
+    else:
+        anchor = f"alternating with {measured['anchor']}"
+    title = f"engine bench: {measured['build']} build, {args.seconds:g} s per variant, {anchor}"
+    header = f"{'variant':<40}{'deals':>8}{'actions/s':>12}"
+    lines = [header if measured["anchor"] is None else f"{header}{f'{ANCHOR}/s':>12}{'ratio':>8}"]
+    for row in measured["variants"]:
+        options = " ".join(f"{k}={v}" for k, v in row["options"].items() if v != _default(row["variant"], k))
+        label = f"{row['variant']} {options}".strip()
+        line = f"{label:<40}{row['deals']:>8}{row['actions_per_s']:>12,.0f}"
+        hearts = row.get(f"{ANCHOR}_actions_per_s")
+        if hearts is not None:
+            line += f"{hearts:>12,.0f}{row[f'ratio_to_{ANCHOR}']:>8.2f}"
+        lines.append(line)
+    report(measured, args.json, title, lines=lines)
     return 0
 
 

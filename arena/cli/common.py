@@ -133,8 +133,10 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--variant", required=True, metavar="V", help="variant id, e.g. grosstarock, danish")
+def add_variant_arguments(
+    parser: argparse.ArgumentParser, required: bool = True, help: str = "variant id, e.g. grosstarock, danish"
+) -> None:
+    parser.add_argument("--variant", required=required, metavar="V", help=help)
     parser.add_argument(
         "--option",
         action="append",

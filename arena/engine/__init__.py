@@ -1,5 +1,7 @@
 """The pure rules engine: no I/O, no clocks, no network; same deck and actions, same deal."""
 
+from typing import Final
+
 from .actions import Action
 from .cards import CARDS, Card
 from .combos import Combination
@@ -13,6 +15,7 @@ from .variants import OPTIONS, VARIANT_NAMES, Variant, find_variant
 from .views import observation
 
 __all__ = [
+    "BUILD",
     "CARDS",
     "OPTIONS",
     "VARIANT_NAMES",
@@ -37,3 +40,9 @@ __all__ = [
     "observation",
     "replay_record",
 ]
+
+from . import state as _state
+
+BUILD: Final = "pure" if _state.__file__.endswith(".py") else "compiled"
+"""Which engine runs: "compiled" (mypyc, see setup.py) or "pure" (the .py sources: no compiler at
+install time, or ARENA_PURE_PYTHON=1; docs/ARCHITECTURE.md)."""

@@ -22,15 +22,15 @@ call       card                              ``call HK``
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .cards import SUITS, TAROK, Card
 from .errors import ActionError, CardError
 
-ACTION_TYPES = ("play", "discard", "declare", "announce", "pass", "redeal", "demand", "bid", "call")
-DESIGNATIONS = (*SUITS, TAROK)
-_CARD_TYPES = frozenset({"play", "discard", "call"})
-_NAME_TYPES = frozenset({"declare", "announce", "bid"})
+ACTION_TYPES: Final = ("play", "discard", "declare", "announce", "pass", "redeal", "demand", "bid", "call")
+DESIGNATIONS: Final = (*SUITS, TAROK)
+_CARD_TYPES: Final = frozenset({"play", "discard", "call"})
+_NAME_TYPES: Final = frozenset({"declare", "announce", "bid"})
 
 
 class Action(NamedTuple):
@@ -115,8 +115,8 @@ def make(kind: str, card: Card | None = None, suit: str | None = None, name: str
     return Action(kind, card, suit, name)
 
 
-PASS = make("pass")
-REDEAL = make("redeal")
-DEMAND = make("demand")
-PLAY = tuple(make("play", Card(i)) for i in range(78))
-DISCARD = tuple(make("discard", Card(i)) for i in range(78))
+PASS: Final = make("pass")
+REDEAL: Final = make("redeal")
+DEMAND: Final = make("demand")
+PLAY: Final = tuple(make("play", Card(i)) for i in range(78))
+DISCARD: Final = tuple(make("discard", Card(i)) for i in range(78))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .cards import CARDS, FOOL, KINGS, MOND, PAGAT, SUITS, TAROKS, Card, tarok
 
-COURT_FACES = (11, 12, 13, 14)  # J, C, Q, K
+COURT_FACES: Final = (11, 12, 13, 14)  # J, C, Q, K
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +50,18 @@ def _courts(suit: str) -> list[Card]:
     return [CARDS[base + face - 1] for face in COURT_FACES]
 
 
-def _taroks(hand: Collection[Card], fool_flag: bool, pagat_flag: bool) -> Combination | None:
-    cards = frozenset(c for c in hand if c in TAROKS or c == FOOL)
+# The card sets the finders intersect a hand with (a hand is a frozenset there: `hand & COURTS[s]`
+# is one set operation instead of a loop over the hand).
+COURTS: Final = {suit: frozenset(_courts(suit)) for suit in SUITS}
+FACES_OF_FOUR: Final = {face: frozenset(CARDS[s * 14 + face - 1] for s in range(4)) for face in COURT_FACES}
+TAROK_CLASS: Final = TAROKS | {FOOL}  # the taroks and the Fool
+KINGS_AND_TRULL: Final = KINGS | {PAGAT, FOOL, MOND}  # DUM-DECL-3 kings: Pagat, Fool and Mond count
+PIPS: Final = frozenset(c for c in CARDS[:56] if c % 14 < 10)  # G-PACK-5: suit pips A…10
+PIPS_AND_BLANK_TAROKS: Final = PIPS | (TAROKS - {PAGAT, MOND})  # AMB-16: `ladons = all_blanks`
+
+
+def _taroks(hand: frozenset[Card], fool_flag: bool, pagat_flag: bool) -> Combination | None:
+    cards = hand & TAROK_CLASS
     n = len(cards)
     if n < 10:
         return None
@@ -65,7 +75,7 @@ def _taroks(hand: Collection[Card], fool_flag: bool, pagat_flag: bool) -> Combin
     )
 
 
-def _matadors(hand: Collection[Card]) -> Combination | None:
+def _matadors(hand: frozenset[Card]) -> Combination | None:
     if not (PAGAT in hand and FOOL in hand and MOND in hand):
         return None
     run = [PAGAT, FOOL, MOND]
@@ -79,44 +89,38 @@ def _matadors(hand: Collection[Card]) -> Combination | None:
 
 def dummett(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
     """DUM-DECL-3 (one card may serve in several combinations, AMB-20)."""
+    hand = frozenset(hand)  # many membership tests below
     found = [c for c in (_taroks(hand, True, True), _matadors(hand)) if c is not None]
-    kings = frozenset(c for c in hand if c in KINGS or c in (PAGAT, FOOL, MOND))
+    kings = hand & KINGS_AND_TRULL
     if len(kings) >= 3:
         found.append(Combination("kings", 5 + 5 * (len(kings) - 3), len(kings), cards=kings))
     for suit in SUITS:
-        courts = [c for c in _courts(suit) if c in hand]
+        courts = hand & COURTS[suit]
         if len(courts) == 4:
-            found.append(Combination("cavallerie", 10, 4, suit, frozenset(courts)))
+            found.append(Combination("cavallerie", 10, 4, suit, courts))
         elif len(courts) == 3 and FOOL in hand:
-            found.append(Combination("half_cavallerie", 5, 4, suit, frozenset([*courts, FOOL])))
+            found.append(Combination("half_cavallerie", 5, 4, suit, courts | {FOOL}))
     for name, face in (("four_queens", 13), ("four_cavaliers", 12), ("four_jacks", 11)):
-        same = frozenset(c for c in hand if c < 56 and c % 14 == face - 1)
+        same = hand & FACES_OF_FOUR[face]
         if len(same) == 4:
             found.append(Combination(name, 5, 4, cards=same))
-    all_blanks = options.get("ladons") == "all_blanks"
-    ladons = frozenset(c for c in hand if _is_ladon(c, all_blanks))
+    ladons = hand & (PIPS_AND_BLANK_TAROKS if options.get("ladons") == "all_blanks" else PIPS)
     if len(ladons) >= 16:
         found.append(Combination("ladons", 15 + 5 * (len(ladons) - 16), len(ladons), cards=ladons))
     return found
 
 
-def _is_ladon(card: Card, all_blanks: bool) -> bool:
-    """G-PACK-5: suit pips A…10; with `ladons = all_blanks` also T2…T20 (AMB-16)."""
-    if card < 56:
-        return card % 14 < 10
-    return all_blanks and PAGAT < card < MOND
-
-
 def german(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
     """G54-DECL-1."""
+    hand = frozenset(hand)  # many membership tests below
     found = [c for c in (_taroks(hand, False, False), _matadors(hand)) if c is not None]
     for suit in SUITS:
-        courts = [c for c in _courts(suit) if c in hand]
+        courts = hand & COURTS[suit]
         if len(courts) == 4:
-            found.append(Combination("whole_cavalry", 10, 4, suit, frozenset(courts)))
+            found.append(Combination("whole_cavalry", 10, 4, suit, courts))
         elif len(courts) == 3 and FOOL in hand:
-            found.append(Combination("half_cavalry", 5, 4, suit, frozenset([*courts, FOOL])))
-    kings = frozenset(c for c in hand if c in KINGS)
+            found.append(Combination("half_cavalry", 5, 4, suit, courts | {FOOL}))
+    kings = hand & KINGS
     if len(kings) == 4:
         found.append(Combination("four_kings", 10, 4, cards=kings))
     elif len(kings) == 3 and FOOL in hand:
@@ -126,9 +130,10 @@ def german(hand: Collection[Card], options: dict[str, str]) -> list[Combination]
 
 def danish(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
     """DK-DECL-3: the Fool is wild; one Kings declaration and one per suit (AMB-56)."""
+    hand = frozenset(hand)  # many membership tests below
     found = [c for c in (_taroks(hand, False, True), _matadors(hand)) if c is not None]
     has_fool = FOOL in hand
-    kings = frozenset(c for c in hand if c in KINGS)
+    kings = hand & KINGS
     if len(kings) == 4:
         found.append(
             Combination("overfull_kings", 15, 5, cards=kings | {FOOL})
@@ -138,7 +143,7 @@ def danish(hand: Collection[Card], options: dict[str, str]) -> list[Combination]
     elif len(kings) == 3 and has_fool:
         found.append(Combination("half_kings", 5, 4, cards=kings | {FOOL}))
     for suit in SUITS:
-        courts = frozenset(c for c in _courts(suit) if c in hand)
+        courts = hand & COURTS[suit]
         if len(courts) == 4:
             found.append(
                 Combination("overfull", 15, 5, suit, courts | {FOOL})
@@ -155,8 +160,9 @@ def american(hand: Collection[Card], options: dict[str, str]) -> list[Combinatio
 
     Trumps shows only its count and whether `T1` is held; every other combination shows its cards.
     """
+    hand = frozenset(hand)  # many membership tests below
     found = []
-    trumps = frozenset(c for c in hand if c in TAROKS or c == FOOL)
+    trumps = hand & TAROK_CLASS
     if len(trumps) >= 10:
         n = len(trumps)
         found.append(Combination("trumps", 20 + 10 * (n - 10), n, cards=trumps, with_pagat=PAGAT in trumps))
@@ -165,7 +171,7 @@ def american(hand: Collection[Card], options: dict[str, str]) -> list[Combinatio
         m, run = matadors.size, matadors.cards
         found.append(Combination("matadors", 20 + 10 * (m - 3), m, cards=run, shown=run))
     has_fool = FOOL in hand
-    kings = frozenset(c for c in hand if c in KINGS)
+    kings = hand & KINGS
     if len(kings) == 4:
         cards = kings | {FOOL} if has_fool else kings
         name, value = ("abundant_kings", 30) if has_fool else ("full_kings", 20)
@@ -175,7 +181,7 @@ def american(hand: Collection[Card], options: dict[str, str]) -> list[Combinatio
         cards = kings | {FOOL}
         found.append(Combination("half_kings", 10, 4, missing, cards=cards, shown=cards))
     for suit in SUITS:
-        courts = frozenset(c for c in _courts(suit) if c in hand)
+        courts = hand & COURTS[suit]
         if len(courts) == 4:
             cards = courts | {FOOL} if has_fool else courts
             name, value = ("abundant_cavallerie", 30) if has_fool else ("full_cavallerie", 20)

@@ -10,6 +10,7 @@ shape (state.py → scoring.py → deal.py, never back).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .actions import Action
 from .cards import DECK_SIZE, SUITS, TAROK, Card
@@ -17,37 +18,84 @@ from .combos import Combination
 from .variants import Contract, Variant
 
 # Suit numbers: 0-3 the suits S H D C, 4 the taroks, 5 the Fool.
-TAROK_NO = 4
-FOOL_NO = 5
-SUIT_NO: tuple[int, ...] = tuple(
+TAROK_NO: Final = 4
+FOOL_NO: Final = 5
+SUIT_NO: Final[tuple[int, ...]] = tuple(
     i // 14 if i < 56 else (TAROK_NO if i < 77 else FOOL_NO) for i in range(DECK_SIZE)
 )
-DESIGNATION_NO = {s: i for i, s in enumerate((*SUITS, TAROK))}
-NO_DESIGNATION = (*SUITS, TAROK)
+DESIGNATION_NO: Final = {s: i for i, s in enumerate((*SUITS, TAROK))}
+NO_DESIGNATION: Final = (*SUITS, TAROK)
 
-REDEAL = "redeal"
-BID = "bid"
-CALL = "call"
-DISCARD = "discard"
-DECLARE = "declare"
-ANNOUNCE = "announce"
-DEMAND = "demand"
-PLAY = "play"
-END = "end"
+REDEAL: Final = "redeal"
+BID: Final = "bid"
+CALL: Final = "call"
+DISCARD: Final = "discard"
+DECLARE: Final = "declare"
+ANNOUNCE: Final = "announce"
+DEMAND: Final = "demand"
+PLAY: Final = "play"
+END: Final = "end"
 
 
-@dataclass(frozen=True, slots=True)
 class Trick:
-    """A completed trick: who led, the cards in playing order, the winner."""
+    """A completed trick: who led, the cards in playing order, the winner.
 
-    number: int
-    leader: int
-    plays: tuple[tuple[int, Card], ...]
-    winner: int
-    suit: str | None  # the suit L that was followed (None: only the Fool and no card defined it)
-    designation: str | None = None  # the Fool leader's designation (G-TRICK-3)
-    redesignation: str | None = None  # the second player's re-designation (AMB-12)
-    fool_captured: bool = False
+    A value: its fields are `Final`, it compares and hashes by them.  A plain class rather than a
+    frozen dataclass because one is made per trick, and mypyc compiles this `__init__` but not
+    the one a dataclass generates.
+    """
+
+    __slots__ = (
+        "designation",
+        "fool_captured",
+        "leader",
+        "number",
+        "plays",
+        "redesignation",
+        "suit",
+        "winner",
+    )
+
+    def __init__(
+        self,
+        number: int,
+        leader: int,
+        plays: tuple[tuple[int, Card], ...],
+        winner: int,
+        suit: str | None,  # the suit L that was followed (None: only the Fool and no card defined it)
+        designation: str | None = None,  # the Fool leader's designation (G-TRICK-3)
+        redesignation: str | None = None,  # the second player's re-designation (AMB-12)
+        fool_captured: bool = False,
+    ) -> None:
+        self.number: Final = number
+        self.leader: Final = leader
+        self.plays: Final = plays
+        self.winner: Final = winner
+        self.suit: Final = suit
+        self.designation: Final = designation
+        self.redesignation: Final = redesignation
+        self.fool_captured: Final = fool_captured
+
+    def _fields(self) -> tuple[object, ...]:
+        return (
+            self.number,
+            self.leader,
+            self.plays,
+            self.winner,
+            self.suit,
+            self.designation,
+            self.redesignation,
+            self.fool_captured,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trick) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Trick{self._fields()!r}"
 
     def card_of(self, seat: int) -> Card | None:
         for who, card in self.plays:
@@ -73,7 +121,7 @@ class Announcement:
 
 
 # AM-BON-1, in the order they are offered.
-AMERICAN_BONUSES = (
+AMERICAN_BONUSES: Final = (
     "trull",
     "four_kings",
     "capture_called",

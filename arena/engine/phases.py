@@ -11,6 +11,7 @@ list its legal actions and apply one; `DealState` dispatches to them.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 
 from . import actions as A
 from .actions import Action
@@ -46,6 +47,9 @@ class Phases(TrickPlay):
     _discard_plans: list[tuple[frozenset[Card], frozenset[Card]]]
     _discard_best: int
     _combination_cards: frozenset[Card]
+    # The same as bits (bit i: card i), for `_legal_discards`, which tests every card of the hand.
+    _plan_masks: list[tuple[int, int]]
+    _combination_mask: int
     _combinations: dict[int, list[Combination]]
 
     # ------------------------------------------------------------------ rounds (redeal, demand)
@@ -182,12 +186,14 @@ class Phases(TrickPlay):
         hand = self.hands[self.discarder]
         plans = self.variant.discard_plans(hand)
         self._discard_plans = plans
+        self._plan_masks = [(mask_of(must), mask_of(pool)) for must, pool in plans]
         if self.variant.maximise_free_skat_cards:
             # DK-SKAT-4 (AMB-48, AMB-52): count the non-combination cards each plan can hold.
             comb: frozenset[Card] = frozenset()
             for combination in self.variant.combinations(hand):
                 comb |= combination.cards
             self._combination_cards = comb
+            self._combination_mask = mask_of(comb)
             count = self.variant.discard_count
             self._discard_best = max(
                 len(must - comb) + min(count - len(must), len(pool - must - comb)) for must, pool in plans
@@ -197,8 +203,9 @@ class Phases(TrickPlay):
         pool = self._free_pool()
         if pool is not None:
             return [c for c in self.hands[self.discarder] if c in pool]
-        chosen = frozenset(self.skat)
-        return [c for c in self.hands[self.discarder] if self._discard_feasible(chosen | {c})]
+        chosen = mask_of(self.skat)
+        maximise = self.variant.maximise_free_skat_cards
+        return [c for c in self.hands[self.discarder] if self._skat_feasible(chosen | 1 << c, maximise)]
 
     def _discardable(self, card: Card) -> bool:
         """`_legal_discards()`'s test of one card of the hand."""
@@ -218,16 +225,22 @@ class Phases(TrickPlay):
         """Can `chosen` be completed to a legal skat (ignoring DK-SKAT-4 when `maximise` is False)?"""
         if maximise is None:
             maximise = self.variant.maximise_free_skat_cards
-        comb = self._combination_cards
-        for must, pool in self._discard_plans:
-            if not chosen <= must | pool:
-                continue
+        return self._skat_feasible(mask_of(chosen), maximise)
+
+    def _skat_feasible(self, chosen: int, maximise: bool) -> bool:
+        """`_discard_feasible` on bits: `a & ~b` is a − b, `bit_count()` the number of cards."""
+        comb = self._combination_mask
+        for must, pool in self._plan_masks:
+            if chosen & ~(must | pool):
+                continue  # a chosen card outside the plan
             fixed = chosen | must
-            places = self.variant.discard_count - len(fixed)
-            free = pool - fixed
-            if places < 0 or len(free) < places:
+            places = self.variant.discard_count - fixed.bit_count()
+            free = pool & ~fixed
+            if places < 0 or free.bit_count() < places:
                 continue
-            if maximise and len(fixed - comb) + min(places, len(free - comb)) != self._discard_best:
+            if maximise and (fixed & ~comb).bit_count() + min(places, (free & ~comb).bit_count()) != (
+                self._discard_best
+            ):
                 continue
             return True
         return False
@@ -306,3 +319,11 @@ class Phases(TrickPlay):
                 return
         self.phase = PLAY
         self.turn = self.leader
+
+
+def mask_of(cards: Iterable[Card]) -> int:
+    """A set of cards as bits: bit i for card i."""
+    mask = 0
+    for card in cards:
+        mask |= 1 << card
+    return mask

@@ -9,6 +9,8 @@ machinery of the rounds every phase uses.  It calls nothing above it.
 
 from __future__ import annotations
 
+from typing import Final
+
 from . import actions as A
 from .actions import Action
 from .cards import DECK_SIZE, FOOL, PAGAT, Card
@@ -42,7 +44,7 @@ def strength_table(red_pips_reversed: bool) -> tuple[int, ...]:
     return tuple(out)
 
 
-STRENGTH = {flag: strength_table(flag) for flag in (True, False)}
+STRENGTH: Final = {flag: strength_table(flag) for flag in (True, False)}
 
 
 class TrickPlay(DealFields):

@@ -14,7 +14,7 @@ this module never imports state.py.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from .cards import FOOL, HONOURS, KINGS, PAGAT, SUIT_OF, Card, is_counting
 from .deal import DealFields
@@ -179,8 +179,8 @@ def _card_played(state: DealFields, predicate: Iterable[Card], last: bool) -> li
     return out
 
 
-VOLE_VALUE = {1: 52, 13: 38, 20: 31}  # DUM-ANN-2: announced before trick t ≤ key
-NOLO_VALUE = {1: (36, 10), 13: (31, 5)}
+VOLE_VALUE: Final = {1: 52, 13: 38, 20: 31}  # DUM-ANN-2: announced before trick t ≤ key
+NOLO_VALUE: Final = {1: (36, 10), 13: (31, 5)}
 
 
 def _window(table: dict[int, Any], trick: int) -> Any:

@@ -138,6 +138,8 @@ class DealState(Phases):
         self._discard_plans = []
         self._discard_best = 0
         self._combination_cards = frozenset()
+        self._plan_masks = []
+        self._combination_mask = 0
         self._combinations = {}
         self._legal: list[Action] | None = None
         self._result: DealResult | None = None
@@ -288,6 +290,15 @@ class DealState(Phases):
         if phase == DEMAND:
             return [A.DEMAND, A.PASS] if FOOL not in self.hands[seat] else [A.PASS]
         return []
+
+    def __deepcopy__(self, memo: dict[int, object]) -> DealState:
+        """The same deal replayed to the same point: the engine is deterministic, and mypyc's
+        compiled classes cannot be copied field by field."""
+        copy = DealState(self.variant, self.dealer, self.deck, self.pots_start, self.stakes)
+        for _, action in self.history:
+            copy.apply(action)
+        memo[id(self)] = copy
+        return copy
 
     def __repr__(self) -> str:
         return (
