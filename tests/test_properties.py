@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import random
 
 import pytest
@@ -91,6 +93,24 @@ def test_records_replay_to_the_same_result(name: str, options: dict[str, str], s
     for state in play_match(name, options, seed, deals=1)[1]:
         record = deal_record(state)
         assert deal_record(replay_record(json.loads(json.dumps(record)))) == record
+
+
+@pytest.mark.parametrize(("name", "options"), CONFIGS, ids=IDS)
+def test_copies_and_pickles_of_a_deal_in_play_go_on_like_the_deal(name: str, options: dict[str, str]) -> None:
+    """Search and OpenSpiel clone states with deepcopy and pickle; compiled classes too."""
+    rng = random.Random(7)
+    match = Match(find_variant(name, options), seed=7, deals=1)
+    state = match.start_deal()
+    for _ in range(20):
+        state.apply(rng.choice(state.legal_actions()))
+    variant = state.variant
+    assert copy.deepcopy(variant) is variant and pickle.loads(pickle.dumps(variant)) == variant
+    clones = [copy.deepcopy(state), pickle.loads(pickle.dumps(state))]
+    while not state.is_terminal():
+        action = rng.choice(state.legal_actions())
+        for deal in (state, *clones):
+            deal.apply(action)
+    assert all(deal_record(clone) == deal_record(state) for clone in clones)
 
 
 def test_deck_depends_on_seed_and_deal_only() -> None:

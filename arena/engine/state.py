@@ -20,7 +20,8 @@ deal at its end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from . import actions as A
 from .actions import Action
@@ -291,14 +292,16 @@ class DealState(Phases):
             return [A.DEMAND, A.PASS] if FOOL not in self.hands[seat] else [A.PASS]
         return []
 
+    # The same deal replayed to the same point stands for a copy and for a pickle: the engine is
+    # deterministic, and mypyc's compiled classes cannot be rebuilt field by field.
     def __deepcopy__(self, memo: dict[int, object]) -> DealState:
-        """The same deal replayed to the same point: the engine is deterministic, and mypyc's
-        compiled classes cannot be copied field by field."""
-        copy = DealState(self.variant, self.dealer, self.deck, self.pots_start, self.stakes)
-        for _, action in self.history:
-            copy.apply(action)
+        copy = replayed(*self.__reduce__()[1])
         memo[id(self)] = copy
         return copy
+
+    def __reduce__(self) -> tuple[Callable[..., DealState], tuple[Any, ...]]:
+        actions = [action for _, action in self.history]
+        return replayed, (self.variant, self.dealer, self.deck, self.pots_start, self.stakes, actions)
 
     def __repr__(self) -> str:
         return (
@@ -319,3 +322,18 @@ def check_deck(deck: Iterable[object]) -> None:
         if card in seen:
             raise ActionError(f"deck position {position}: duplicate card {CARDS[card]} (G-PACK-1)")
         seen.add(card)
+
+
+def replayed(
+    variant: Variant,
+    dealer: int,
+    deck: Sequence[Card],
+    pots: Mapping[str, int] | None,
+    stakes: bool,
+    actions: Iterable[Action],
+) -> DealState:
+    """A deal dealt as given, with `actions` applied in order."""
+    state = DealState(variant, dealer, deck, pots, stakes)
+    for action in actions:
+        state.apply(action)
+    return state

@@ -104,6 +104,14 @@ class Variant:
         """DK-SKAT-4: the skat holds as many non-combination cards as possible."""
         return self.family == "danish"
 
+    # A variant is immutable and fully named by its id and options: a copy is the variant itself,
+    # and a pickle rebuilds it by name (a compiled class cannot be rebuilt field by field).
+    def __deepcopy__(self, memo: dict[int, object]) -> Variant:
+        return self
+
+    def __reduce__(self) -> tuple[Callable[..., Variant], tuple[str, dict[str, str]]]:
+        return find_variant, (self.name, dict(self.options))
+
 
 _FINDERS: dict[str, combos.Finder] = {
     "dummett": combos.dummett,
