@@ -317,3 +317,16 @@ def test_ab_on_ray_observes_what_it_observes_locally(tmp_path: Path, cluster: st
     first, second = json.loads(local.stdout), json.loads(on_ray.stdout)
     assert first["matches"] == second["matches"] == 24
     assert first["observations"] == second["observations"]
+
+
+def test_a_worker_that_fails_to_start_is_reported_by_its_own_error() -> None:
+    from arena.ladder.cluster import cause_line
+
+    remote = (
+        "The actor died because of an error raised in its creation task, ray::MatchWorker.__init__()\n"
+        "Traceback (most recent call last):\n"
+        '  File "cluster.py", line 170, in __init__\n'
+        "dataclasses.FrozenInstanceError: cannot assign to field 'name'"
+    )
+    assert cause_line(RuntimeError(remote)) == "dataclasses.FrozenInstanceError: cannot assign to field 'name'"
+    assert cause_line(RuntimeError("no traceback here\nsecond line")) == "no traceback here"

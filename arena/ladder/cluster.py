@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -145,6 +146,15 @@ def check_reachable(address: str) -> None:
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def cause_line(exc: BaseException) -> str:
+    """The last `SomeError: message` line of an error that carries a remote traceback."""
+    causes = [line.strip() for line in str(exc).splitlines() if CAUSE.match(line.strip())]
+    return causes[-1] if causes else first_line(exc)
+
+
+CAUSE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*:")
 
 
 class MatchWorker:
@@ -295,10 +305,11 @@ def cluster_player(
         try:
             checks = ray.get([h.check.remote() for h in handles], timeout=120)
         except Exception as exc:
-            why = f"{type(exc).__name__}: {first_line(exc)}"
-            raise ClusterError(
-                f"the Ray workers did not start (more --ray-workers than the cluster's CPUs?): {why}"
-            ) from None
+            if isinstance(exc, ray.exceptions.GetTimeoutError):
+                why = "none was ready after 120 s (more --ray-workers than the cluster's CPUs?)"
+            else:  # an error in a worker's start: its own last line says what it was
+                why = f"{type(exc).__name__}: {cause_line(exc)}"
+            raise ClusterError(f"the Ray workers did not start: {why}") from None
         for _, error in checks:
             if error is not None:
                 raise ClusterError(error)
