@@ -328,5 +328,6 @@ def test_a_worker_that_fails_to_start_is_reported_by_its_own_error() -> None:
         '  File "cluster.py", line 170, in __init__\n'
         "dataclasses.FrozenInstanceError: cannot assign to field 'name'"
     )
-    assert cause_line(RuntimeError(remote)) == "dataclasses.FrozenInstanceError: cannot assign to field 'name'"
+    last = "dataclasses.FrozenInstanceError: cannot assign to field 'name'"
+    assert cause_line(RuntimeError(remote)) == last
     assert cause_line(RuntimeError("no traceback here\nsecond line")) == "no traceback here"
