@@ -19,7 +19,10 @@ from setuptools.command.build_ext import build_ext
 # small extension per module.  Add a module with one line.  Left out: cards.py (Card subclasses
 # int, which mypyc cannot compile as a native class), errors.py (plain exceptions), the package's
 # __init__.py (it reports the build), explain.py (only runs for a rejected action) and match.py (once
-# per deal; the tests replace its deck_for, which a compiled caller would not see).
+# per deal; the tests replace its deck_for, which a compiled caller would not see).  Outside the
+# engine: protocol.py, the referee's encoder of decision requests (about half the instructions per
+# request compiled).  The replay check (arena/replay) compiles too, but ran no faster: its time is in
+# str and json methods that are C already (docs/REPLAYS.md, "Speed").
 COMPILED = [
     "arena/engine/actions.py",
     "arena/engine/combos.py",
@@ -32,6 +35,7 @@ COMPILED = [
     "arena/engine/state.py",
     "arena/engine/variants.py",
     "arena/engine/views.py",
+    "arena/protocol.py",
 ]
 GROUP = "arena.engine._native"
 

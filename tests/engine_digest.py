@@ -5,8 +5,9 @@ compares the lines.
     python tests/engine_digest.py MATCHES [SEED]
 
 A digest covers everything a build could change: each deal's record (deck, actions, result), the
-legal actions and the acting seat's observation at every step, every seat's observation at the
-end, the rule and message of a rejected illegal action, and the match's scores and pots.
+legal actions at every step, the acting seat's observation and the wire bytes of its decision
+request (arena.protocol, compiled with the engine) at a quarter of the steps, every seat's
+observation at the end, the rule and message of a rejected illegal action, and the match's scores and pots.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from arena.engine import (
     find_variant,
     observation,
 )
+from arena.protocol import ViewEncoder, request_message
 
 
 def option_sets() -> Iterator[tuple[str, dict[str, str]]]:
@@ -64,6 +66,7 @@ def match_digest(name: str, options: dict[str, str], seed: int) -> tuple[str, in
 
     while not match.is_over():
         state = match.start_deal()
+        views = ViewEncoder(state)
         step = 0
         while not state.is_terminal():
             legal = state.legal_actions()
@@ -72,6 +75,7 @@ def match_digest(name: str, options: dict[str, str], seed: int) -> tuple[str, in
             add([step, seat, legal])
             if (step + seed) % 4 == 0:  # a quarter of the steps, a different quarter per seed
                 add(observation(state, seat))
+                add(request_message(step, match.deal_index, views.view(seat), legal, 1000, 5000, []))
             if (step + seed) % 7 == 0:
                 add(rejected(state, rng))
             state.apply(rng.choice(legal))

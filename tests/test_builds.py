@@ -1,4 +1,4 @@
-"""The compiled and the pure engine agree byte for byte (setup.py, docs/ARCHITECTURE.md).
+"""The compiled and the pure engine (and encoder) agree byte for byte (setup.py, docs/ARCHITECTURE.md).
 
 tests/engine_digest.py plays the same random matches of every variant and option set under both
 builds (the pure one through ARENA_PURE_PYTHON=1, which imports the .py sources even where the
@@ -35,11 +35,15 @@ def output(process: subprocess.Popen[str]) -> list[str]:
 
 def test_pure_switch_loads_the_sources() -> None:
     """ARENA_PURE_PYTHON=1 runs the .py files, whatever is installed beside them."""
-    code = "import arena.engine, arena.engine.state as s; print(arena.engine.BUILD, s.__file__)"
+    code = (
+        "import arena.engine, arena.engine.state as s, arena.protocol as p;"
+        "print(arena.engine.BUILD, s.__file__, p.__file__)"
+    )
     env = {**os.environ, "ARENA_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    build, path = out.stdout.split()
-    assert (build, Path(path)) == ("pure", Path(arena.engine.__file__).with_name("state.py"))
+    build, state, protocol = out.stdout.split()
+    assert (build, Path(state)) == ("pure", Path(arena.engine.__file__).with_name("state.py"))
+    assert Path(protocol) == Path(arena.engine.__file__).parent.with_name("protocol.py")
 
 
 def test_compiled_and_pure_builds_agree() -> None:
