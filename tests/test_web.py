@@ -377,6 +377,7 @@ STUCK_DEALS = 150
 async def _stuck_viewer(tmp: Path) -> None:
     variant = find_variant("grosstarock")
     store = Store(str(tmp / "arena.db"))
+    stuck = trio.socket.socket()
     try:
         async with trio.open_nursery() as nursery:
             hub, port = await nursery.start(serve, "127.0.0.1", 0, tmp)
@@ -408,7 +409,6 @@ async def _stuck_viewer(tmp: Path) -> None:
             await reader.send_all(request)
             read: list[bytes] = []
             nursery.start_soon(_read_all, reader, read)
-            stuck = trio.socket.socket()
             stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # before connect: a tiny window
             await stuck.connect(("127.0.0.1", http_port))
             await stuck.send(request)
@@ -446,12 +446,12 @@ async def _stuck_viewer(tmp: Path) -> None:
             text = b"".join(read)
             assert text.count(b"event: update") > 3 and b"event: end" in text, text[-300:]
             assert json.loads(text.split(b"event: end\r\ndata: ")[1].split(b"\r\n")[0])["state"] == "finished"
-            stuck.close()
             await reader.aclose()
             bots.kill()
             await bots.wait()
             nursery.cancel_scope.cancel()
     finally:
+        stuck.close()  # if it failed while stuck, so that the server's write and shutdown end
         store.close()
 
 
