@@ -14,6 +14,7 @@ import json
 import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -26,12 +27,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from test_admin import admin_channel
 from test_replay_html import find_chromium
 from test_standing import lobby_bot, wait_for
 
+from arena.bench.common import driver_command
+from arena.engine import find_variant
+from arena.referee.runner import MatchConfig, MatchState
+from arena.referee.seat import TimeControl
+from arena.server.app import serve
+from arena.standing.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
+from arena.web.app import Site, serve_site
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -350,3 +359,104 @@ def test_matches_page_filters_by_bot_and_state(arena: Arena, page: Any) -> None:
     assert page.locator("#matches tbody tr").count() == len(expected) >= 2
     page.goto(arena.url + "/matches?state=running")
     page.wait_for_selector("#matches p, #matches table")
+
+
+def test_a_viewer_that_stops_reading_is_dropped_and_the_match_goes_on(tmp_path: Path) -> None:
+    """A live viewer that never reads (a raw socket with a tiny receive buffer) while quick bots
+    play fast: once its socket buffers are full it is dropped within the send timeout, the
+    server keeps no queue for it meanwhile, and the match and a reading viewer go on to the end.
+    The site is served as `arena serve --http` serves it (`serve_site` in the referee's loop),
+    with a short send timeout."""
+    trio.run(_stuck_viewer, tmp_path)
+
+
+SEND_TIMEOUT_S = 1.0
+STUCK_DEALS = 150
+
+
+async def _stuck_viewer(tmp: Path) -> None:
+    variant = find_variant("grosstarock")
+    store = Store(str(tmp / "arena.db"))
+    stuck = trio.socket.socket()
+    try:
+        async with trio.open_nursery() as nursery:
+            hub, port = await nursery.start(serve, "127.0.0.1", 0, tmp)
+            site = Site(hub, store, send_timeout_s=SEND_TIMEOUT_S)
+            http_port = await nursery.start(serve_site, site, "127.0.0.1", 0)
+            config = MatchConfig(
+                variant=variant,
+                deals=STUCK_DEALS,
+                seed=7,
+                seat_names=tuple(f"quick{i}" for i in range(variant.seats)),
+                time_control=TimeControl(per_decision_ms=60_000, bank_ms=0),
+            )
+            runner = hub.create_match(config)
+            feed = site.feeds.get(runner.match_id)
+            assert feed is not None
+            spec = {
+                "mode": "play",
+                "address": f"127.0.0.1:{port}",
+                "tokens": [seat.token for seat in runner.seats],
+                "seats": variant.seats,
+            }
+            bots = await trio.lowlevel.open_process(
+                driver_command("arena.bench.server_driver", spec, tmp / "bots.json"),
+                stdin=subprocess.PIPE,  # open and unwritten: the bots play to the match's end
+                stdout=subprocess.DEVNULL,
+            )
+            request = f"GET /api/matches/{runner.match_id}/live HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+            reader = await trio.open_tcp_stream("127.0.0.1", http_port)
+            await reader.send_all(request)
+            read: list[bytes] = []
+            nursery.start_soon(_read_all, reader, read)
+            stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # before connect: a tiny window
+            await stuck.connect(("127.0.0.1", http_port))
+            await stuck.send(request)
+            with trio.fail_after(10):
+                while site.viewers < 2 or runner.decisions == 0:
+                    await trio.sleep(0.02)
+            # It is dropped (its stream ended, its task gone) while the match is still playing.
+            held = 0
+            with trio.fail_after(12):
+                while site.viewers == 2:
+                    held = max(held, feed.end - feed.base)
+                    await trio.sleep(0.05)
+            dropped_at = runner.decisions
+            assert site.viewers == 1 and runner.state is MatchState.RUNNING, runner.state
+            # All the feed held meanwhile was the current deal's events (one list for every
+            # viewer), not a backlog for the stuck one: a deal is at most a few hundred events.
+            assert 0 < held < 400, held
+            with trio.fail_after(60):
+                while runner.state is not MatchState.FINISHED:
+                    await trio.sleep(0.05)
+            assert runner.decisions > dropped_at and runner.termination == "completed", runner.termination
+            assert feed.deals_done == STUCK_DEALS
+            with trio.fail_after(10):
+                while site.viewers:
+                    await trio.sleep(0.05)
+            # The stuck socket, read now, holds what the kernel buffered, then the server's close.
+            drained = 0
+            with trio.fail_after(10):
+                try:
+                    while chunk := await stuck.recv(65536):
+                        drained += len(chunk)
+                except ConnectionResetError:
+                    pass
+            assert 0 < drained < 16 * 2**20
+            text = b"".join(read)
+            assert text.count(b"event: update") > 3 and b"event: end" in text, text[-300:]
+            assert json.loads(text.split(b"event: end\r\ndata: ")[1].split(b"\r\n")[0])["state"] == "finished"
+            await reader.aclose()
+            bots.kill()
+            await bots.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        stuck.close()  # if it failed while stuck, so that the server's write and shutdown end
+        store.close()
+
+
+async def _read_all(stream: trio.SocketStream, into: list[bytes]) -> None:
+    while chunk := await stream.receive_some(65536):
+        into.append(chunk)
+        if b"event: end" in b"".join(into[-2:]):
+            return

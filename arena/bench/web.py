@@ -89,13 +89,19 @@ async def _bench(matches: int, viewers: int, seconds: float, rounds: int) -> Web
                     "mode": "play",
                     "address": f"127.0.0.1:{port}",
                     "tokens": [seat.token for runner in runners for seat in runner.seats],
+                    "seats": variant.seats,
                 }
+                # Its stdin stays open (and unwritten) for the whole run: at its end the bots stop.
                 players = await trio.lowlevel.open_process(
-                    driver_command(PLAYERS, spec, Path(tmp) / "spec-play.json"), stdout=subprocess.PIPE
+                    driver_command(PLAYERS, spec, Path(tmp) / "spec-play.json"),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
                 )
                 with trio.move_on_after(60):
                     while not all(r.state is MatchState.RUNNING for r in runners):
                         await trio.sleep(0.05)
+                if not all(r.state is MatchState.RUNNING for r in runners):
+                    raise RuntimeError("the quick bots did not start their matches in 60 s")
                 await trio.sleep(0.5)  # warm up
                 paths = [f"/api/matches/{runners[i % matches].match_id}/live" for i in range(viewers)]
                 result = await _windows(runners, paths, http_port, seconds, rounds, Path(tmp))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import html
 import json
-import random
 import re
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,7 +39,7 @@ from ..replay.verify import verify_replay
 from ..standing.service import StandingArena
 from ..standing.store import Store, UnknownBotError
 from . import data
-from .feed import FRAME_S, Feeds, MatchFeed
+from .feed import Feeds, MatchFeed, next_frame
 
 log = structlog.get_logger()
 
@@ -49,7 +49,10 @@ BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 MAX_VIEWERS = 2000
 """Live viewers at once over the whole server; more get 503 (each costs a socket and a task)."""
 SEND_TIMEOUT_S = 10.0
-"""A viewer whose connection takes no update for this long is dropped."""
+"""A live viewer one of whose writes waits this long (its socket buffers are full: it does
+not read) is dropped: its stream ends and its connection is closed."""
+SEND_BUFFER_BYTES = 64 * 1024
+"""The kernel's send buffer of each site connection (Linux doubles it for its bookkeeping)."""
 
 T = TypeVar("T")
 
@@ -61,6 +64,7 @@ class Site:
     hub: Hub
     store: Store
     connected: Callable[[], set[str]] = set
+    send_timeout_s: float = SEND_TIMEOUT_S
     feeds: Feeds = field(init=False)
     history: data.RatingHistory = field(init=False)
     viewers: int = 0
@@ -216,31 +220,31 @@ async def api_live(request: Request) -> Response:
         return EventSourceResponse(_ended(match), ping=15)
     if site.viewers >= MAX_VIEWERS:
         raise HTTPException(503, "too many live viewers now; try again later")
-    return EventSourceResponse(_follow(site, feed), ping=15, send_timeout=SEND_TIMEOUT_S)
+    return EventSourceResponse(_follow(site, feed), ping=15, send_timeout=site.send_timeout_s)
 
 
 async def _ended(match: dict[str, Any]) -> AsyncIterator[dict[str, str]]:
     yield {"event": "end", "data": json.dumps(match)}
 
 
-async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str]]:
+async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str] | bytes]:
     site.viewers += 1
     try:
         snapshot = feed.snapshot()
         cursor = feed.end
         yield {"event": "position", "data": json.dumps(snapshot)}
-        # Viewers that came together would otherwise all wake together, every frame: spread
-        # them over the frame, so that the referee meets a few at a time, not a burst of all.
-        await trio.sleep(random.uniform(0, FRAME_S))
         while feed.open:
             await feed.wait_past(cursor)
-            batch, cursor = feed.batch_since(cursor)
-            if batch:
-                yield {"event": "update", "data": batch}
-            await trio.sleep(FRAME_S)
-        batch, cursor = feed.batch_since(cursor)
-        if batch:
-            yield {"event": "update", "data": batch}
+            # Every viewer sleeps to the same tick, so that trio wakes them in one batch and
+            # the first of them makes the update they share.
+            frame = next_frame(trio.current_time())
+            await trio.sleep_until(frame)
+            update, cursor = feed.update_at(frame, cursor)
+            if update:
+                yield update
+        update, cursor = feed.update_at(-1.0, cursor)
+        if update:
+            yield update
         runner = feed.runner
         yield {
             "event": "end",
@@ -398,6 +402,14 @@ async def serve_site(
         raise OSError(f"cannot serve the web site on {host}:{port}: {exc.strerror or exc}") from None
     bound = sockets.insecure_sockets[0].getsockname()[1]
     for sock in sockets.insecure_sockets:
+        # Accepted connections inherit both. Hypercorn shields its socket writes from
+        # cancellation, so sse-starlette's send timeout cannot end a write to a viewer that
+        # does not read: the kernel does, resetting a connection whose data has waited
+        # unacknowledged (or behind a zero window) for `send_timeout_s`, which ends the
+        # write and the viewer's stream. The small buffer bounds what it holds meanwhile
+        # (loopback autotuning would let it grow to megabytes per viewer).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(site.send_timeout_s * 1000))
         sock.listen(config.backlog)
 
     async def run(task_status: trio.TaskStatus[Any]) -> None:

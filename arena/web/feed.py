@@ -4,9 +4,15 @@ A `MatchFeed` is one more spectator link of a match (the runner's `broadcast` se
 same `pb.Event`s as the gRPC Spectate stream: played cards, bids, a discard without its
 card). The runner calls `send` on the trio thread and it only appends to a list and wakes
 the parked viewers: it never waits and never copies an event per viewer. Each viewer keeps
-only a cursor into that list and sends what it has not sent yet, at most `FRAME_S` apart; a
-viewer whose connection does not take its data in time is dropped by the HTTP side (its
-send timeout), so nothing is buffered per viewer beyond the socket.
+only a cursor into that list. Viewers wake together on a shared clock, every `FRAME_S`
+(`next_frame`), and the first one of a frame makes that frame's update, encoded once as the
+bytes of a server-sent event, which every viewer at the same cursor then sends as it is: the
+work per viewer per frame is one wakeup and one socket write.
+
+A viewer whose connection does not take its data is dropped by the HTTP side when one write
+has waited `send_timeout_s` (app.py); until then it holds a cursor and the one update it is
+writing, never a queue: a stuck viewer cannot make the server buffer more than that and what
+the kernel's socket buffer holds, and the runner never waits for it.
 
 The list holds the current deal only (from its `deal_started`): a late viewer gets the
 current position as those events plus the scores so far, then the updates.
@@ -15,18 +21,30 @@ current position as those events plus the scores so far, then the updates.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
 import trio
 from google.protobuf.json_format import MessageToDict
+from sse_starlette import ServerSentEvent
 
 from ..live import Hub
 from ..referee.runner import MatchRunner
 from ..v1 import arena_pb2 as pb
 
 FRAME_S = 0.5
-"""The shortest time between two updates to one viewer: many decisions make one update."""
+"""The time between two updates to one viewer: many decisions make one update."""
+
+
+def next_frame(now: float) -> float:
+    """The next tick of the viewers' shared clock after `now` (trio time)."""
+    return (math.floor(now / FRAME_S) + 1) * FRAME_S
+
+
+def encode_update(events: list[str]) -> bytes:
+    """An `update` server-sent event whose data is the JSON array of `events` (JSON texts)."""
+    return ServerSentEvent(data="[" + ",".join(events) + "]", event="update").encode()
 
 
 def event_dict(event: pb.Event) -> dict[str, Any]:
@@ -48,7 +66,10 @@ class MatchFeed:
         self._events: list[pb.Event] = []  # the current deal's, as the runner sent them
         self._json: list[str] = []  # their JSON text, made when a viewer first needs it
         self.base = 0  # the index, counted over the whole match, of `_events[0]`
-        self._batch: tuple[int, int, str] = (-1, -1, "")  # the last batch made: viewers share it
+        # The frame being sent: its tick, the end it stops at, and its update per start cursor.
+        self._frame_at = -1.0
+        self._frame_end = 0
+        self._updates: dict[int, bytes] = {}
         self._lot = trio.lowlevel.ParkingLot()
         self._on_close = on_close
 
@@ -80,26 +101,30 @@ class MatchFeed:
         """One past the index of the last event so far, counted over the whole match."""
         return self.base + len(self._events)
 
-    def events_since(self, cursor: int) -> tuple[list[str], int]:
-        """The JSON texts of the events from `cursor` on (from the deal's start if that is gone)."""
+    def events_since(self, cursor: int, end: int | None = None) -> list[str]:
+        """The JSON texts of the events from `cursor` (from the deal's start if that is gone) to
+        `end` (the last so far if None), both counted over the whole match."""
         start = max(cursor, self.base) - self.base
         while len(self._json) < len(self._events):
             self._json.append(json.dumps(event_dict(self._events[len(self._json)]), separators=(",", ":")))
-        return self._json[start:], self.end
+        return self._json[start:] if end is None else self._json[start : max(0, end - self.base)]
 
-    def batch_since(self, cursor: int) -> tuple[str, int]:
-        """`events_since` as one JSON array text ("" when there is none), made once for every
-        viewer at the same cursor (viewers started together stay together)."""
-        start, end, text = self._batch
-        if (start, end) != (cursor, self.end):
-            events, end = self.events_since(cursor)
-            text = "[" + ",".join(events) + "]" if events else ""
-            self._batch = (cursor, end, text)
-        return text, end
+    def update_at(self, frame: float, cursor: int) -> tuple[bytes, int]:
+        """The `update` event (b"" if none) for a viewer at `cursor` woken at tick `frame`, and
+        its new cursor. Every viewer of one tick stops at the same end, so the viewers that
+        were in step stay in step and share one update, made by the first of them."""
+        if frame != self._frame_at:
+            self._frame_at, self._frame_end, self._updates = frame, self.end, {}
+        end = self._frame_end
+        update = self._updates.get(cursor)
+        if update is None:
+            events = self.events_since(cursor, end) if cursor < end else []
+            update = self._updates[cursor] = encode_update(events) if events else b""
+        return update, max(cursor, end)
 
     def snapshot(self) -> dict[str, Any]:
         """The current position: the match, its scores so far and the current deal's events."""
-        events, _ = self.events_since(self.base)
+        events = self.events_since(self.base)
         c = self.runner.config
         return {
             "match_id": self.match_id,
