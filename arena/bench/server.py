@@ -34,7 +34,8 @@ from typing import Any
 import grpc
 import trio
 
-from ..engine import find_variant
+from ..engine import Variant, find_variant
+from ..live import Hub
 from ..referee.runner import MatchConfig, MatchRunner, MatchState
 from ..referee.seat import TimeControl
 from ..server.app import serve
@@ -130,29 +131,8 @@ async def _play(
     with tempfile.TemporaryDirectory() as tmp:
         async with trio.open_nursery() as nursery:
             hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
-            config = MatchConfig(
-                variant=variant,
-                deals=10_000,  # more than the bench can finish: every match runs the whole time
-                seed=1,
-                seat_names=tuple(f"bench{i}" for i in range(variant.seats)),
-                time_control=TimeControl(per_decision_ms=60_000, bank_ms=0),
-            )
-            runners = [hub.create_match(config) for _ in range(matches)]
-            spec = {
-                "mode": "play",
-                "address": f"127.0.0.1:{port}",
-                "tokens": [seat.token for runner in runners for seat in runner.seats],
-                "seats": variant.seats,
-            }
-            driver = await trio.lowlevel.open_process(
-                driver_command(DRIVER, spec, Path(tmp) / "spec-play.json"),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
+            runners, driver = await start_quick_matches(hub, port, matches, variant, Path(tmp))
             assert driver.stdin is not None and driver.stdout is not None
-            with trio.move_on_after(60):  # the driver starts, connects every bot, and play begins
-                while not all(r.state is MatchState.RUNNING for r in runners):
-                    await trio.sleep(0.05)
             await trio.sleep(0.5)  # warm up
             with Window(lambda: sum(r.decisions for r in runners), (os.getpid(), driver.pid)) as window:
                 await driver.stdin.send_all(b"start\n")
@@ -168,6 +148,38 @@ async def _play(
             nursery.cancel_scope.cancel()
     observed: dict[str, int] = json.loads(output) if output.strip() else {"p50_us": 0, "p99_us": 0}
     return window, runners, observed
+
+
+async def start_quick_matches(
+    hub: Hub, port: int, matches: int, variant: Variant, tmp: Path
+) -> tuple[list[MatchRunner], trio.Process]:
+    """K matches on `hub` longer than any bench, and the quick bots' driver playing all their
+    seats (its stdin a pipe: `start`/`stop` mark a window; closed, the bots stop), returned once
+    every match runs."""
+    config = MatchConfig(
+        variant=variant,
+        deals=10_000,  # more than the bench can finish: every match runs the whole time
+        seed=1,
+        seat_names=tuple(f"bench{i}" for i in range(variant.seats)),
+        time_control=TimeControl(per_decision_ms=60_000, bank_ms=0),
+    )
+    runners = [hub.create_match(config) for _ in range(matches)]
+    spec = {
+        "mode": "play",
+        "address": f"127.0.0.1:{port}",
+        "tokens": [seat.token for runner in runners for seat in runner.seats],
+        "seats": variant.seats,
+    }
+    driver = await trio.lowlevel.open_process(
+        driver_command(DRIVER, spec, tmp / "spec-play.json"), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    with trio.move_on_after(60):  # the driver starts, connects every bot, and play begins
+        while not all(r.state is MatchState.RUNNING for r in runners):
+            await trio.sleep(0.05)
+    if not all(r.state is MatchState.RUNNING for r in runners):
+        driver.kill()
+        raise RuntimeError("the quick bots did not start their matches in 60 s")
+    return runners, driver
 
 
 def _mean_sizes(runners: list[Any]) -> tuple[int, int]:

@@ -31,14 +31,13 @@ from typing import Any
 import trio
 
 from ..engine import find_variant
-from ..referee.runner import MatchConfig, MatchRunner, MatchState
-from ..referee.seat import TimeControl
+from ..referee.runner import MatchRunner
 from ..server.app import serve
 from ..standing.store import Store
 from ..web.app import Site, serve_site
 from .common import Window, driver_command, ratio, rss_kib
+from .server import start_quick_matches
 
-PLAYERS = "arena.bench.server_driver"
 VIEWERS = "arena.bench.web_viewers"
 
 
@@ -77,31 +76,8 @@ async def _bench(matches: int, viewers: int, seconds: float, rounds: int) -> Web
             async with trio.open_nursery() as nursery:
                 hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
                 http_port = await nursery.start(serve_site, Site(hub, store), "127.0.0.1", 0)
-                config = MatchConfig(
-                    variant=variant,
-                    deals=10_000,  # more than the bench can finish: every match runs the whole time
-                    seed=1,
-                    seat_names=tuple(f"bench{i}" for i in range(variant.seats)),
-                    time_control=TimeControl(per_decision_ms=60_000, bank_ms=0),
-                )
-                runners = [hub.create_match(config) for _ in range(matches)]
-                spec = {
-                    "mode": "play",
-                    "address": f"127.0.0.1:{port}",
-                    "tokens": [seat.token for runner in runners for seat in runner.seats],
-                    "seats": variant.seats,
-                }
                 # Its stdin stays open (and unwritten) for the whole run: at its end the bots stop.
-                players = await trio.lowlevel.open_process(
-                    driver_command(PLAYERS, spec, Path(tmp) / "spec-play.json"),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                )
-                with trio.move_on_after(60):
-                    while not all(r.state is MatchState.RUNNING for r in runners):
-                        await trio.sleep(0.05)
-                if not all(r.state is MatchState.RUNNING for r in runners):
-                    raise RuntimeError("the quick bots did not start their matches in 60 s")
+                runners, players = await start_quick_matches(hub, port, matches, variant, Path(tmp))
                 await trio.sleep(0.5)  # warm up
                 paths = [f"/api/matches/{runners[i % matches].match_id}/live" for i in range(viewers)]
                 result = await _windows(runners, paths, http_port, seconds, rounds, Path(tmp))
