@@ -205,18 +205,25 @@ def test_a_driver_killed_by_sigkill_and_started_again_completes_the_ladder(
         assert conn.execute("SELECT COUNT(DISTINCT key) FROM matches").fetchone()[0] == 18
 
 
-def test_a_persistent_bot_that_crashes_or_ignores_its_input_is_started_again(tmp_path: Path) -> None:
-    # The scripted bot does not use the SDK: it plays the match of its environment and, here,
-    # exits with status 3 at its 5th request. Each match records the crash; the ladder goes on.
+def persistent_scripted_ladder(tmp_path: Path, behaviour: str) -> Path:
+    """The one-deal-set ladder with its first bot the scripted test bot, persistent, acting out
+    `behaviour` (tests/bots/scripted_bot.py)."""
     scripted = Path(__file__).parent / "bots" / "scripted_bot.py"
     path = ladder_file(tmp_path, 1)
     path.write_text(
         path.read_text().replace(
             'name = "random"\ncommand = "{python} -m arena_bot.random_bot"',
             f'name = "random"\ncommand = "{{python}} {scripted}"\nprocesses = "persistent"\n'
-            'env = { BEHAVIOUR = "random,exit:5" }',
+            f'env = {{ BEHAVIOUR = "{behaviour}" }}',
         )
     )
+    return path
+
+
+def test_a_persistent_bot_that_crashes_or_ignores_its_input_is_started_again(tmp_path: Path) -> None:
+    # The scripted bot does not use the SDK: it plays the match of its environment and, here,
+    # exits with status 3 at its 5th request. Each match records the crash; the ladder goes on.
+    path = persistent_scripted_ladder(tmp_path, "random,exit:5")
     done = arena("ladder", "run", path, "--no-progress")
     assert done.returncode == 0, done.stderr[-2000:]
     with sqlite3.connect(path.with_suffix(".sqlite")) as conn:
@@ -228,15 +235,7 @@ def test_a_persistent_bot_that_crashes_or_ignores_its_input_is_started_again(tmp
 
 def test_a_persistent_bot_whose_program_plays_one_match_is_started_per_match(tmp_path: Path) -> None:
     # The scripted bot ignores its input and exits after its match: no match waits for it.
-    scripted = Path(__file__).parent / "bots" / "scripted_bot.py"
-    path = ladder_file(tmp_path, 1)
-    path.write_text(
-        path.read_text().replace(
-            'name = "random"\ncommand = "{python} -m arena_bot.random_bot"',
-            f'name = "random"\ncommand = "{{python}} {scripted}"\nprocesses = "persistent"\n'
-            'env = { BEHAVIOUR = "random" }',
-        )
-    )
+    path = persistent_scripted_ladder(tmp_path, "random")
     done = arena("ladder", "run", path, "--no-progress")
     assert done.returncode == 0, done.stderr[-2000:]
     with sqlite3.connect(path.with_suffix(".sqlite")) as conn:
