@@ -29,22 +29,13 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine import CARDS, Action, Card, DealState
+from arena.engine.deal import AMERICAN_BONUSES
 from arena.engine.views import known_partner
 
 SUITS = ("S", "H", "D", "C")
 DESIGNATIONS = ("S", "H", "D", "C", "T")
 BIDS = ("rufer", "solorufer", "dreier", "solodreier")
-ANNOUNCE_NAMES = (
-    "vole",
-    "nolo",
-    "trull",
-    "four_kings",
-    "capture_called",
-    "petit_ultimo",
-    "king_ultimo_called",
-    "king_ultimo_other",
-    "slam",
-)
+ANNOUNCE_NAMES = ("vole", "nolo", *AMERICAN_BONUSES)
 DECLARE_NAMES = (
     "taroks",
     "trumps",
