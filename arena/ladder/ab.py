@@ -11,14 +11,12 @@ the test stops at a decision or after `max_deal_sets`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import signal
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,11 +28,9 @@ from ..engine import Variant
 from ..ratings import mean_ci
 from ..referee.runner import MatchConfig
 from ..referee.seat import TimeControl
-from ..server.app import serve
-from .cluster import ClusterError, RayPlayer, cluster_player
+from .cluster import ClusterError, RayPlayer
 from .config import BotSpec
-from .player import MatchPlayer
-from .run import Player, RayOptions, dispatch
+from .run import RayOptions, dispatch, open_player
 from .schedule import ScheduledMatch, arrangements, deal_set_seed, match_key
 from .sprt import SPRT
 from .store import MatchRecord
@@ -154,34 +150,6 @@ def observations(set_matches: list[MatchRecord], a: str, b: str) -> list[float]:
     return [sum(values) / len(values) for _, values in sorted(diffs.items())]
 
 
-@contextlib.asynccontextmanager
-async def open_ab_player(
-    ray: RayOptions | None,
-    match_config: Callable[[ScheduledMatch], MatchConfig],
-    bots: dict[str, BotSpec],
-    directory: Path,
-    concurrency: int,
-) -> AsyncIterator[Player]:
-    player: Player
-    if ray is not None:
-        with cluster_player(
-            ray.address, ray.workers, concurrency, list(bots.values()), None, match_config, directory
-        ) as player:
-            try:
-                yield player
-            finally:
-                await player.close()
-        return
-    async with trio.open_nursery() as nursery:
-        hub, port = await nursery.start(serve, "127.0.0.1", 0, directory)
-        player = MatchPlayer(hub, f"127.0.0.1:{port}", match_config, bots.__getitem__, directory / "bot-logs")
-        try:
-            yield player
-        finally:
-            await player.close()
-            nursery.cancel_scope.cancel()
-
-
 def schedule_ab(config: ABConfig, a: str, b: str, others: list[str]) -> list[ScheduledMatch]:
     seating = "permutations" if config.variant.seats == 3 else "rotations"
     result = []
@@ -232,8 +200,8 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptio
             beta=config.beta,
             effect=config.effect,
         )
-        async with open_ab_player(
-            ray, match_config, by_name, directory, config.concurrency
+        async with open_player(
+            list(by_name.values()), ray, match_config, directory, config.concurrency
         ) as player, trio.open_nursery() as nursery:
             async def work(scheduled: ScheduledMatch) -> None:
                 played = await player.play_record(scheduled)

@@ -26,7 +26,7 @@ from ..ratings import Ratings
 from ..referee.runner import MatchConfig
 from ..server.app import serve
 from .cluster import ClusterError, RayPlayer, cluster_player
-from .config import LadderConfig
+from .config import BotSpec, LadderConfig
 from .player import MatchPlayer
 from .schedule import ScheduledMatch, build_schedule
 from .store import MatchRecord, Store, StoreError, latest_ratings
@@ -55,35 +55,43 @@ class Player(Protocol):
 
 @contextlib.asynccontextmanager
 async def open_player(
-    config: LadderConfig,
+    bots: Sequence[BotSpec],
     ray: RayOptions | None,
     match_config: Callable[[ScheduledMatch], MatchConfig],
     replay_dir: Path,
+    concurrency: int,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    base: Path | None = None,
 ) -> AsyncIterator[Player]:
-    """A player on this machine (a server in this process), or on Ray; closed at the end."""
+    """A player on this machine (a server in this process on `host`:`port`), or on Ray (the bots'
+    files from `base`, if given); closed at the end."""
     player: Player
     if ray is not None:
-        remote = [bot.name for bot in config.bots if bot.remote]
+        remote = [bot.name for bot in bots if bot.remote]
         if remote:
             raise ClusterError(f"remote bots ({', '.join(remote)}) dial one server: they cannot play on Ray")
-        base = config.path.resolve().parent
-        with cluster_player(
-            ray.address, ray.workers, config.concurrency, list(config.bots), base, match_config, replay_dir
-        ) as player:
+        cluster = cluster_player(
+            ray.address, ray.workers, concurrency, list(bots), base, match_config, replay_dir
+        )
+        with cluster as player:
             try:
                 yield player
             finally:
                 await player.close()
         return
+    by_name = {bot.name: bot for bot in bots}
     async with trio.open_nursery() as nursery:
-        hub, port = await nursery.start(serve, config.host, config.port, replay_dir)
-        address = f"{'127.0.0.1' if config.host in ('0.0.0.0', '::', '') else config.host}:{port}"
-        player = MatchPlayer(hub, address, match_config, config.bot, replay_dir / "bot-logs")
+        hub, bound = await nursery.start(serve, host, port, replay_dir)
+        address = f"{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{bound}"
+        player = MatchPlayer(hub, address, match_config, by_name.__getitem__, replay_dir / "bot-logs")
         try:
             yield player
         finally:
             await player.close()
             nursery.cancel_scope.cancel()
+
 
 @dataclass
 class RunSummary:
@@ -237,7 +245,10 @@ async def _run(
             nursery.start_soon(tick)
         match_config = ladder_match_config(config)
         try:
-            async with open_player(config, ray, match_config, config.replay_dir) as player:
+            async with open_player(
+                config.bots, ray, match_config, config.replay_dir, config.concurrency,
+                host=config.host, port=config.port, base=config.path.resolve().parent,
+            ) as player:
                 log.info(
                     "ladder started",
                     ladder=config.name,
