@@ -145,6 +145,18 @@ class SearchBot(Bot):
         self.policy = policy
         self.last: Evaluation | None = None  # the estimate behind the last answer (None: forced)
         self.fallbacks = 0  # answers the heuristic gave because no consistent deal was found
+        self.searched: list[float] = []  # seconds of each searched decision of the match
+
+    def on_match_start(self, start: arena_pb2.MatchStart) -> None:
+        self.searched = []
+
+    def on_match_end(self, end: arena_pb2.MatchEnd) -> None:
+        """One line on stderr (the bot's log): the time its searched decisions took."""
+        n = len(self.searched)
+        if n:
+            mean, longest = 1000 * sum(self.searched) / n, 1000 * max(self.searched)
+            line = f"search: {n} decisions searched, {mean:.0f} ms mean, {longest:.0f} ms max"
+            print(line, file=sys.stderr)
 
     def reseed(self) -> None:
         """Take the seed of the next match from ``ARENA_BOT_SEED`` (a persistent process)."""
@@ -191,6 +203,7 @@ class SearchBot(Bot):
             print(f"search: {error}; the heuristic answers", file=sys.stderr)
             self.fallbacks += 1
             return heuristic_bot.decide(request)
+        self.searched.append(time.perf_counter() - started)
         choice = self.choose(self.last, [action_text(a) for a in legal])
         return next(a for a in legal if action_text(a) == choice)
 
