@@ -140,6 +140,21 @@ def register(commands: Any) -> None:
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_web, parser=bench)
 
+    bench = targets.add_parser(
+        "bot",
+        help="the search bot's samples, copies, rollouts and decisions per second, on one core",
+        description="The search layer (arena.search) on decisions of seeded random deals, each loop for "
+        "about S seconds on one core: sampled deals per second, deal copies (replays) per second, "
+        "rollouts per second (copy, play out, score), and decisions per second at a think budget with "
+        "the samples each completed; prints which engine build ran.",
+    )
+    add_variant_arguments(bench, required=False, help="variant id (default: every variant)")
+    bench.add_argument("--seconds", type=seconds, default=3.0, metavar="S", help="per loop")
+    bench.add_argument("--think-ms", type=float, default=200.0, metavar="MS", help="budget of a decision")
+    bench.add_argument("--seed", type=int, default=0, metavar="S")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_bot, parser=bench)
+
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
     from ..bench.common import report
@@ -170,6 +185,31 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
         if hearts is not None:
             line += f"{hearts:>12,.0f}{row[f'ratio_to_{ANCHOR}']:>8.2f}"
         lines.append(line)
+    report(measured, args.json, title, lines=lines)
+    return 0
+
+
+def _cmd_bench_bot(args: argparse.Namespace) -> int:
+    from ..bench.bot import bench_bot, bot_report
+    from ..bench.common import report
+    from ..engine import VARIANT_NAMES, find_variant
+
+    if args.variant is None and args.option:
+        args.parser.error("--option needs --variant")
+    variants = [variant_of(args)] if args.variant else [find_variant(name) for name in VARIANT_NAMES]
+    measured = bot_report([bench_bot(v, args.seconds, args.think_ms, seed=args.seed) for v in variants])
+    title = (
+        f"search bench: {measured['build']} build, {args.seconds:g} s per loop, "
+        f"decisions at {args.think_ms:g} ms"
+    )
+    columns = ("samples/s", 11), ("copies/s", 10), ("rollouts/s", 12), ("decisions/s", 13)
+    columns += (("samples/dec", 13),)
+    lines = [f"{'variant':<14}" + "".join(f"{name:>{width}}" for name, width in columns)]
+    for row in measured["variants"]:
+        lines.append(
+            f"{row['variant']:<14}{row['samples_per_s']:>11,.0f}{row['copies_per_s']:>10,.0f}"
+            f"{row['rollouts_per_s']:>12,.0f}{row['decisions_per_s']:>13.2f}{row['samples_per_decision']:>13.1f}"
+        )
     report(measured, args.json, title, lines=lines)
     return 0
 

@@ -34,6 +34,21 @@ class Evaluation:
     seconds: float  # time spent
     sampler_tries: int = 0  # placements tried by the sampler (≥ samples)
     spread: dict[str, float] = field(default_factory=dict)  # standard error of each value
+    outcomes: dict[str, list[float]] = field(default_factory=dict)  # each action's points, sample by sample
+
+    def advantage(self, action: str, other: str) -> tuple[float, float]:
+        """How many points per deal `action` gains over `other`, and the standard error of that.
+
+        Paired over the samples (both were rolled out on the same deals with the same rollout
+        seeds), so the error is much smaller than either value's own."""
+        a, b = self.outcomes[action], self.outcomes[other]
+        n = len(a)
+        diffs = [x - y for x, y in zip(a, b, strict=True)]
+        mean = sum(diffs) / n if n else 0.0
+        if n < 2:
+            return mean, float("inf")
+        variance = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+        return mean, (variance / n) ** 0.5
 
 
 def copy_state(state: DealState) -> DealState:
@@ -69,8 +84,7 @@ def evaluate(
     rng = random.Random(seed)
     sampler = sampler if sampler is not None else Sampler(view)
     tries_before = sampler.tries
-    totals = [0.0] * len(actions)
-    squares = [0.0] * len(actions)
+    outcomes: list[list[float]] = [[] for _ in actions]
     samples = rollouts = 0
     timed = think_ms is not None
     while iterations is None or samples < iterations:
@@ -90,14 +104,13 @@ def evaluate(
         if len(values) < len(actions):
             break
         for i, value in enumerate(values):
-            totals[i] += value
-            squares[i] += value * value
+            outcomes[i].append(value)
         samples += 1
-    means = {text: totals[i] / samples for i, text in enumerate(legal_texts)}
+    means = {text: sum(outcomes[i]) / samples for i, text in enumerate(legal_texts)}
     spread = {}
     for i, text in enumerate(legal_texts):
         mean = means[text]
-        variance = max(0.0, squares[i] / samples - mean * mean)
+        variance = sum((x - mean) ** 2 for x in outcomes[i]) / (samples - 1) if samples > 1 else 0.0
         spread[text] = (variance / samples) ** 0.5 if samples > 1 else float("inf")
     best = max(legal_texts, key=lambda t: means[t])  # max keeps the first of equals
     return Evaluation(
@@ -108,4 +121,5 @@ def evaluate(
         seconds=time.perf_counter() - start,
         sampler_tries=sampler.tries - tries_before,
         spread=spread,
+        outcomes={text: outcomes[i] for i, text in enumerate(legal_texts)},
     )

@@ -43,6 +43,7 @@ from arena_bot.v1 import arena_pb2
 DEFAULT_THINK_MS = 1000.0
 MARGIN_MS = 150.0  # kept for the answer's way back and the process's own hiccups
 DECISIONS_AHEAD = 30  # the bank is spread over about this many more decisions
+CONFIDENCE = 1.0  # standard errors by which the search must beat the heuristic's choice
 
 
 def observation(request: arena_pb2.DecisionRequest) -> dict[str, Any]:
@@ -138,8 +139,10 @@ class SearchBot(Bot):
         iterations: int | None = None,
         seed: str | None = None,
         policy: Policy = greedy,
+        confidence: float = CONFIDENCE,
     ) -> None:
         self.think_ms = think_ms
+        self.confidence = confidence
         self.iterations = iterations
         self.seed = seed if seed is not None else seed_from_env()
         self.policy = policy
@@ -178,8 +181,15 @@ class SearchBot(Bot):
         key += f"|{len(view.trick.cards)}|{len(view.declarations)}|{len(view.round_answers)}"
         return random.Random(key).getrandbits(63)
 
-    def choose(self, evaluation: Evaluation, legal: Sequence[str]) -> str:
-        return evaluation.best
+    def choose(self, evaluation: Evaluation, default: str) -> str:
+        """The search's best action when it beats `default` (the heuristic's choice) by more than
+        `confidence` standard errors of the paired difference, else `default`: with few samples
+        the estimates are noisy, and a noisy argmax is worse than a sound rule of thumb."""
+        best = evaluation.best
+        if best == default or default not in evaluation.outcomes:
+            return best
+        gain, error = evaluation.advantage(best, default)
+        return best if gain > self.confidence * error else default
 
     def decide(self, request: arena_pb2.DecisionRequest) -> arena_pb2.Action:
         started = time.perf_counter()
@@ -203,8 +213,9 @@ class SearchBot(Bot):
             print(f"search: {error}; the heuristic answers", file=sys.stderr)
             self.fallbacks += 1
             return heuristic_bot.decide(request)
+        default = action_text(heuristic_bot.decide(request))
         self.searched.append(time.perf_counter() - started)
-        choice = self.choose(self.last, [action_text(a) for a in legal])
+        choice = self.choose(self.last, default)
         return next(a for a in legal if action_text(a) == choice)
 
 
