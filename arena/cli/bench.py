@@ -202,8 +202,8 @@ def _cmd_bench_bot(args: argparse.Namespace) -> int:
         f"search bench: {measured['build']} build, {args.seconds:g} s per loop, "
         f"decisions at {args.think_ms:g} ms"
     )
-    columns = ("samples/s", 11), ("copies/s", 10), ("rollouts/s", 12), ("decisions/s", 13)
-    columns += (("samples/dec", 13),)
+    columns = [("samples/s", 11), ("copies/s", 10), ("rollouts/s", 12), ("decisions/s", 13)]
+    columns.append(("samples/dec", 13))
     lines = [f"{'variant':<14}" + "".join(f"{name:>{width}}" for name, width in columns)]
     for row in measured["variants"]:
         lines.append(
