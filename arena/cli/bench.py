@@ -155,6 +155,21 @@ def register(commands: Any) -> None:
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_bot, parser=bench)
 
+    bench = targets.add_parser(
+        "strength",
+        help="bot A's points per deal over bot B's in finished duplicate ladders, with 95% intervals",
+        description="For each ladder database (e.g. of ladders/strength*.toml): the deals, every bot's "
+        "points per deal, and A's points per deal minus B's with a Student-t 95% interval over the "
+        "complete deal sets; with the ladder's bot logs (LADDER-replays/bot-logs beside the database or "
+        "--logs), the search bot's time per decision.",
+    )
+    bench.add_argument("db", nargs="+", type=Path, metavar="DB")
+    bench.add_argument("-a", default="search", metavar="A", help="default: search")
+    bench.add_argument("-b", default="heuristic", metavar="B", help="default: heuristic")
+    bench.add_argument("--logs", type=Path, action="append", default=[], metavar="DIR", help="once per DB")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_strength, parser=bench)
+
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
     from ..bench.common import report
@@ -211,6 +226,36 @@ def _cmd_bench_bot(args: argparse.Namespace) -> int:
             f"{row['rollouts_per_s']:>12,.0f}{row['decisions_per_s']:>13.2f}{row['samples_per_decision']:>13.1f}"
         )
     report(measured, args.json, title, lines=lines)
+    return 0
+
+
+def _cmd_bench_strength(args: argparse.Namespace) -> int:
+    from ..bench.strength import strength
+    from ..ladder.store import StoreError
+
+    if args.logs and len(args.logs) != len(args.db):
+        args.parser.error("give --logs once per DB, or not at all")
+    rows = []
+    for i, db in enumerate(args.db):
+        try:
+            rows.append(strength(db, args.a, args.b, args.logs[i] if args.logs else None))
+        except StoreError as error:
+            raise CliError(str(error)) from None
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], separators=(",", ":")))
+        return 0
+    print(
+        f"| variant | deal sets | deals | {args.a} | {args.b} | others | {args.a} − {args.b} (95% CI) "
+        "| ms per decision (mean, max) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        others = ", ".join(f"{bot} {p:+.1f}" for bot, p in r.points.items() if bot not in (r.a, r.b))
+        time = f"{r.ms_mean:.0f}, {r.ms_max:.0f}" if r.decisions else "–"
+        print(
+            f"| {r.variant} | {r.deal_sets} | {r.deals} | {r.points.get(r.a, 0.0):+.1f} | "
+            f"{r.points.get(r.b, 0.0):+.1f} | {others} | {r.diff:+.1f} ± {r.ci95:.1f} | {time} |"
+        )
     return 0
 
 
