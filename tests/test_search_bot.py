@@ -104,3 +104,21 @@ def test_arena_play_seats_the_search_bot(tmp_path: Path) -> None:
     assert result["seats"][0]["bot_name"] == "search"
     assert result["faults"] == [0, 0, 0]
     assert all(seat["rejected"] == 0 for seat in result["seats"])
+
+
+def test_bench_bot_prints_its_rates() -> None:
+    bench = ["bench", "bot", "--variant", "german-1754", "--seconds", "0.2", "--think-ms", "20", "--json"]
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", *bench],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    measured = json.loads(out.stdout)
+    assert measured["build"] in ("compiled", "pure")
+    (row,) = measured["variants"]
+    assert row["variant"] == "german-1754"
+    for key in ("samples_per_s", "copies_per_s", "rollouts_per_s", "decisions_per_s"):
+        assert row[key] > 0
+    assert row["samples_per_decision"] >= 1
