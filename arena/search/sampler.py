@@ -26,7 +26,7 @@ Sampling is exact, in two stages:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from arena.engine import (
@@ -39,7 +39,7 @@ from arena.engine import (
     find_variant,
     observation,
 )
-from arena.engine.cards import FOOL, KINGS, MOND, PAGAT, TAROKS, suit_card
+from arena.engine.cards import FOOL, KINGS, MOND, PAGAT, SUIT_OF, TAROKS, suit_card
 from arena.engine.combos import (
     COURTS,
     FACES_OF_FOUR,
@@ -48,11 +48,13 @@ from arena.engine.combos import (
     PIPS_AND_BLANK_TAROKS,
     TAROK_CLASS,
 )
+from arena.engine.play import STRENGTH
 
-SUIT_CARDS: Final = {suit: frozenset(CARDS[i * 14 : i * 14 + 14]) for i, suit in enumerate("SHDC")}
-SUIT_CARDS_T: Final = {**SUIT_CARDS, "T": TAROKS}
-_SUIT_OF: Final = tuple("SHDC"[i // 14] if i < 56 else ("T" if i < 77 else "") for i in range(78))
-_STRENGTH_KEYS: Final = ("red_pips",)
+# The cards of each suit and of the taroks, by the letter of a led suit or a designation.
+SUIT_CARDS: Final = {
+    **{suit: frozenset(CARDS[i * 14 : i * 14 + 14]) for i, suit in enumerate("SHDC")},
+    "T": TAROKS,
+}
 
 
 class NoConsistentDeal(RuntimeError):
@@ -199,13 +201,13 @@ class Sampler:
         place = self.place_of_seat.get(seat)
         return 0 if place is None else 1 << place
 
-    def _restrict(self, cards: object, allowed: int) -> None:
-        for c in cards:  # type: ignore[attr-defined]
+    def _restrict(self, cards: Iterable[int], allowed: int) -> None:
+        for c in cards:
             if c in self.domain:
                 self.domain[c] &= allowed
 
-    def _forbid(self, cards: object, places: int) -> None:
-        for c in cards:  # type: ignore[attr-defined]
+    def _forbid(self, cards: Iterable[int], places: int) -> None:
+        for c in cards:
             if c in self.domain:
                 self.domain[c] &= ~places
 
@@ -255,7 +257,7 @@ class Sampler:
     def _constrain_plays(self) -> None:
         """Voids from failing to follow suit or to trump; in Trischaken, from failing to beat."""
         v = self.variant
-        strength = _strength(v)
+        strength = STRENGTH[v.red_pips_reversed]
         tricks = [*self.tricks, *([self.current] if self.current else [])]
         trischaken = self.view.get("contract") == "trischaken"
         for trick in tricks:
@@ -266,7 +268,7 @@ class Sampler:
             best: Card | None = None
             for i, (s, card) in enumerate(plays):
                 bit = self._bit(s)
-                suit = _SUIT_OF[card]
+                suit = SUIT_OF[card]
                 if i == 0:
                     if card != FOOL:
                         led = suit
@@ -276,7 +278,7 @@ class Sampler:
                     if designation:  # G-TRICK-3: nobody but the leader held the designated suit
                         for other in self.view.get("order", ()):
                             if int(other) != plays[0][0]:
-                                self._forbid(SUIT_CARDS_T[designation], self._bit(int(other)))
+                                self._forbid(SUIT_CARDS[designation], self._bit(int(other)))
                     led = redesignation
                     if card != FOOL and suit in (led, "T"):
                         best = card
@@ -287,14 +289,14 @@ class Sampler:
                     led, best = suit, card
                     continue
                 if bit and suit != led:
-                    self._forbid(SUIT_CARDS_T[led], bit)
+                    self._forbid(SUIT_CARDS[led], bit)
                     if suit != "T":
                         self._forbid(TAROKS, bit)
                 if trischaken and bit and best is not None:
                     if not _beats(card, best, led, strength):
-                        if suit == led and _SUIT_OF[best] == led:
-                            self._forbid([c for c in SUIT_CARDS_T[led] if strength[c] > strength[best]], bit)
-                        elif suit == "T" and _SUIT_OF[best] == "T":
+                        if suit == led and SUIT_OF[best] == led:
+                            self._forbid([c for c in SUIT_CARDS[led] if strength[c] > strength[best]], bit)
+                        elif suit == "T" and SUIT_OF[best] == "T":
                             self._forbid([c for c in TAROKS if c > best], bit)
                     if card == PAGAT:  # AM-TRI-4: T1 only as the last tarok
                         self._forbid(TAROKS, bit)
@@ -342,7 +344,7 @@ class Sampler:
         unseen = frozenset(c for c in cards if c in self.domain)
         self.counts.append(Count(places, unseen, lo - done, hi - done))
 
-    def _holds(self, cards: object, places: int) -> None:
+    def _holds(self, cards: Iterable[int], places: int) -> None:
         self._restrict(cards, places)
 
     def _declaration(self, places: int, played: set[Card], d: Mapping[str, Any]) -> None:
@@ -548,22 +550,10 @@ def sample_deals(view: Mapping[str, Any], rng: random.Random, n: int | None = No
 # ---------------------------------------------------------------------- helpers
 
 
-def _strength(v: Variant) -> tuple[int, ...]:
-    out = []
-    for i in range(78):
-        if i >= 56:
-            out.append(100 + i)
-            continue
-        suit, face = divmod(i, 14)
-        face += 1
-        out.append(11 - face if v.red_pips_reversed and suit in (1, 2) and face <= 10 else face)
-    return tuple(out)
-
-
 def _beats(card: Card, best: Card, led: str | None, strength: Sequence[int]) -> bool:
     if card == FOOL:
         return False
-    suit, top = _SUIT_OF[card], _SUIT_OF[best]
+    suit, top = SUIT_OF[card], SUIT_OF[best]
     if suit == "T":
         return top != "T" or card > best
     return suit == top == led and strength[card] > strength[best]
