@@ -86,9 +86,9 @@ def test_the_budget_follows_the_clock() -> None:
     assert bot.budget_ms(request) < 500 * 0.6  # a short clock: a margin is kept
     request = pb.DecisionRequest(time_limit_ms=3_000, bank_ms=3_000)
     assert bot.budget_ms(request) < 3_000 / 10  # only the bank left: spread over the decisions ahead
-    without = bot.budget_ms(request)
+    assert bot.budget_ms(request) == 1.0  # 3000 / 30 is less than the margin: the least there is
     bot.on_match_start(pb.MatchStart(time_control=pb.TimeControl(increment_ms=500)))
-    assert bot.budget_ms(request) == without + 0.8 * 500  # an increment comes back after each answer
+    assert bot.budget_ms(request) == 3_000 / 30 + 0.8 * 500 - 150  # the increment comes back each answer
 
 
 def test_arena_play_seats_the_search_bot(tmp_path: Path) -> None:
