@@ -140,3 +140,12 @@ def test_evaluate_scores_every_legal_action_and_repeats_with_a_seed(variant: str
     assert first.values == again.values and first.best == again.best
     assert first.best == max(view["legal_actions"], key=lambda a: first.values[a])
     assert first.samples == 3 and first.rollouts == 3 * len(view["legal_actions"])
+
+
+def test_three_and_four_seats_of_one_variant_deal_apart() -> None:
+    """german-1754 deals otherwise with four seats: a deal of one never serves the other."""
+    rng = random.Random(2)
+    for options in ({"players": "3"}, {"players": "4"}, {"players": "3"}):
+        truth, seat = next(_deals("german-1754", 5, options))
+        (sample,) = sample_deals(observation(truth, seat), rng, 1)
+        assert sample.seats == truth.seats and sample.hands[seat] == truth.hands[seat]

@@ -61,12 +61,14 @@ def public(view: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_POSITIONS: dict[tuple[str, int], tuple[dict[int, list[int]], list[int]]] = {}
+# The deck positions each seat and the talon are dealt, by variant (its options included: four
+# seats of german-1754 deal otherwise than three) and dealer.
+_POSITIONS: dict[tuple[str, tuple[tuple[str, str], ...], int], tuple[dict[int, list[int]], list[int]]] = {}
 
 
 def deck_of(v: Variant, dealer: int, holdings: Mapping[int, list[Card]], talon: Sequence[Card]) -> list[Card]:
     """A deck that deals `holdings` (seat → its cards as dealt) and `talon`."""
-    key = (v.name, dealer)
+    key = (v.name, tuple(sorted(v.options.items())), dealer)
     positions = _POSITIONS.get(key)
     if positions is None:
         # Deal the unshuffled deck: card i lies at position i, so the hands are the positions.
