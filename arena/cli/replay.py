@@ -384,9 +384,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     for seat in seats:
         mine = [p for p in analysis.points if p.seat == seat]
         name = f" ({names[seat]})" if seat < len(names) else ""
-        print(
-            f"seat {seat}{name}: {len(mine)} decisions, estimated loss {analysis.total_loss(seat):.2f} points in all"
-        )
+        total = analysis.total_loss(seat)
+        print(f"seat {seat}{name}: {len(mine)} decisions, estimated loss {total:.2f} points in all")
         for p in analysis.costliest(seat):
             played, best = action_text(Action.parse(p.played)), action_text(Action.parse(p.best))
             print(

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..engine import observation
 from ..search import evaluate
@@ -322,13 +322,18 @@ def _parse(path: Path, data: Any) -> Analysis:
     )
 
 
-def _point(entry: Any, n: int, bad: Callable[[str], AnalysisError]) -> Point:
+def _point(entry: object, n: int, bad: Callable[[str], AnalysisError]) -> Point:
     if not isinstance(entry, dict):
         raise bad(f"decision {n} is not an object")
-    deal, step, seat, played, best, loss, values = (
-        entry.get(k) for k in ("deal", "step", "seat", "played", "best", "loss", "values")
+    fields: dict[str, Any] = entry
+    deal, step, seat = fields.get("deal"), fields.get("step"), fields.get("seat")
+    played, best, loss, values = (
+        fields.get("played"),
+        fields.get("best"),
+        fields.get("loss"),
+        fields.get("values"),
     )
-    if not all(is_int(x) and x >= 0 for x in (deal, step, seat)):
+    if not (is_int(deal) and is_int(step) and is_int(seat) and min(deal, step, seat) >= 0):
         raise bad(f"decision {n}: deal, step and seat must be whole numbers")
     if not isinstance(played, str) or not isinstance(best, str):
         raise bad(f"decision {n}: played and best must be actions")
@@ -341,8 +346,9 @@ def _point(entry: Any, n: int, bad: Callable[[str], AnalysisError]) -> Point:
     return Point(deal, step, seat, played, best, {str(k): float(v) for k, v in values.items()}, float(loss))
 
 
-def _number(value: object) -> bool:
-    return (is_int(value) or isinstance(value, float)) and math.isfinite(float(value))  # type: ignore[arg-type]
+def _number(value: object) -> TypeGuard[int | float]:
+    """A finite number as JSON reads it (not a bool)."""
+    return (is_int(value) or isinstance(value, float)) and math.isfinite(value)
 
 
 def check_against(analysis: Analysis, replay: Replay) -> None:
