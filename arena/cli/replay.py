@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..replay.analysis import DEFAULT_ITERATIONS
 from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
 from .common import cores, index, positive_int
+
+# `arena replay analyze`: the search's budget per decision unless --iterations or --think-ms says.
+DEFAULT_ITERATIONS = 200
 
 
 def register(commands: Any) -> None:

@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,6 @@ from .timeline import walk
 ANALYSIS_FORMAT = "arena-analysis"
 ANALYSIS_VERSION = 1
 ANALYSIS_SUFFIX = ".analysis.json"
-DEFAULT_ITERATIONS = 200
 COSTLIEST_PER_SEAT = 3  # the decisions of each seat the viewer marks as its costliest
 DIGITS = 2  # values and losses are written in points to two decimals
 
@@ -207,12 +207,19 @@ def run_tasks(todo: list[Task], jobs: int, advance: Callable[[], None] | None = 
     # fork: the workers start at once with the parent's imports (the engine, the search); the
     # command has started no thread. Each decision is one item: their costs differ a lot.
     context = multiprocessing.get_context("fork")
-    with context.Pool(processes=min(jobs, len(todo))) as pool:
+    with context.Pool(processes=min(jobs, len(todo)), initializer=_worker_signals) as pool:
         for index, point in pool.imap_unordered(search, todo, chunksize=1):
             found[index] = point
             if advance is not None:
                 advance()
     return [found[t.index] for t in todo]
+
+
+def _worker_signals() -> None:
+    """A worker leaves Ctrl-C to the parent, which ends the pool (terminate: SIGTERM, the default
+    action, not the command's handler inherited through fork)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def analyse(

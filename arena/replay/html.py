@@ -102,7 +102,7 @@ def _analysis_data(analysis: Analysis) -> dict[str, Any]:
 
 
 def _point_data(point: Point) -> dict[str, Any]:
-    """One decision's analysis, for its decision panel: the values in the order of the legal actions."""
+    """One decision's analysis, for its decision panel: each legal action's value, the choice, the loss."""
     return {
         "best": point.best,
         "bestText": _text(point.best),
@@ -198,8 +198,7 @@ def _deal_data(
 
 
 def _offered(text: str) -> dict[str, str]:
-    action = Action.parse(text)
-    return {"code": text, "text": action_text(action)}
+    return {"code": text, "text": _text(text)}
 
 
 def render_html(replay: Replay, analysis: Analysis | None = None) -> str:
