@@ -283,3 +283,15 @@ def test_the_page_marks_the_costliest_decisions(
     # Only the costliest decisions up to now: a later one would show a card not yet seen.
     shown = js("[...document.querySelectorAll('#mistakes div[data-step]')].map(e => +e.dataset.step)")
     assert shown == [p.step for p in costliest if p.step <= planted.step]
+
+
+def test_a_time_budget_instead_of_iterations(planted: Planted, tmp_path: Path) -> None:
+    timed = tmp_path / "timed.analysis.json"
+    proc = arena("replay", "analyze", planted.replay_path, "--seat", SEAT, "--think-ms", 20, "-o", timed)
+    assert proc.returncode == 0, proc.stderr
+    assert "20 ms each" in proc.stdout
+    analysis = read_analysis(timed, planted.replay_path)
+    assert (analysis.iterations, analysis.think_ms) == (None, 20)
+    assert analysis.costliest(SEAT)[0].step == planted.step  # at least one sample per decision
+    both = arena("replay", "analyze", planted.replay_path, "--think-ms", 20, "--iterations", 3)
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr

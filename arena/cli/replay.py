@@ -19,7 +19,7 @@ from ..replay.verify import verify_replay
 from .common import cores, index, positive_int
 
 # `arena replay analyze`: the search's budget per decision unless --iterations or --think-ms says.
-DEFAULT_ITERATIONS = 200
+DEFAULT_ITERATIONS = 50
 
 
 def register(commands: Any) -> None:
