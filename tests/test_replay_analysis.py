@@ -17,7 +17,7 @@ import json
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ from arena.replay.analysis import (
     analysis_path,
     check_against,
     read_analysis,
+    search,
+    tasks,
 )
 from arena.replay.read import Replay
 from arena.replay.timeline import action_text
@@ -295,3 +297,16 @@ def test_a_time_budget_instead_of_iterations(planted: Planted, tmp_path: Path) -
     assert analysis.costliest(SEAT)[0].step == planted.step  # at least one sample per decision
     both = arena("replay", "analyze", planted.replay_path, "--think-ms", 20, "--iterations", 3)
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
+
+
+def test_a_view_no_deal_fits_is_a_clear_error(planted: Planted) -> None:
+    """A view that no deal could produce (here seat 2's Kings declaration made 7 cards long, more
+    than the Kings and trull there are outside seat 1's hand) stops the analysis with one line
+    naming the decision, not a traceback from a worker."""
+    task = next(t for t in tasks(planted.replay, [SEAT], 0, 2, None) if t.view["phase"] == "play")
+    view = json.loads(json.dumps(task.view))
+    kings = [d for d in view["declarations"] if d["seat"] == 2 and d["name"] == "kings"]
+    assert kings, view["declarations"]
+    kings[0]["size"] = 7
+    with pytest.raises(AnalysisError, match=f"deal 0, step {task.step}: the search found no deal consistent"):
+        search(replace(task, view=view))

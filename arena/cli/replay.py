@@ -344,7 +344,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
 def _cmd_analyze(args: argparse.Namespace) -> int:
     from ..engine import Action
     from ..progress import Bar
-    from ..replay.analysis import analyse, analysis_path, tasks, write_analysis
+    from ..replay.analysis import AnalysisError, analyse, analysis_path, tasks, write_analysis
     from ..replay.timeline import action_text
 
     replay = load(args, args.file)
@@ -357,18 +357,22 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     output = args.output or analysis_path(args.file)
     jobs = min(args.jobs, max(1, len(todo)))
     start = time.perf_counter()
-    with Bar("decisions", transient=True).start(len(todo)) as bar:
-        analysis = analyse(
-            replay,
-            args.file,
-            seats,
-            seed=args.seed,
-            iterations=iterations,
-            think_ms=args.think_ms,
-            jobs=jobs,
-            advance=bar.advance,
-            todo=todo,
-        )
+    try:
+        with Bar("decisions", transient=True).start(len(todo)) as bar:
+            analysis = analyse(
+                replay,
+                args.file,
+                seats,
+                seed=args.seed,
+                iterations=iterations,
+                think_ms=args.think_ms,
+                jobs=jobs,
+                advance=bar.advance,
+                todo=todo,
+            )
+    except AnalysisError as exc:
+        _fail(args, f"{args.file}: {exc}")
+        return 1
     seconds = time.perf_counter() - start
     try:
         write_analysis(output, analysis)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from ..engine import observation
-from ..search import evaluate
+from ..search import NoConsistentDeal, evaluate
 from .read import Replay, is_int
 from .timeline import walk
 
@@ -182,10 +182,16 @@ def search(task: Task) -> tuple[int, Point]:
         raise AnalysisError(f"deal {task.deal}, step {task.step}: {task.played} is not among {legal}")
     if len(legal) == 1:
         return task.index, Point(task.deal, task.step, task.seat, task.played, task.played, {}, 0.0)
-    if task.think_ms is not None:
-        found = evaluate(task.view, think_ms=task.think_ms, seed=task.seed)
-    else:
-        found = evaluate(task.view, seed=task.seed, iterations=task.iterations)
+    try:
+        if task.think_ms is not None:
+            found = evaluate(task.view, think_ms=task.think_ms, seed=task.seed)
+        else:
+            found = evaluate(task.view, seed=task.seed, iterations=task.iterations)
+    except NoConsistentDeal as exc:
+        raise AnalysisError(
+            f"deal {task.deal}, step {task.step}: the search found no deal consistent with seat "
+            f"{task.seat}'s view: {exc}"
+        ) from None
     values = {action: round(float(found.values[action]), DIGITS) for action in legal}
     best = found.best if found.best in values else max(legal, key=lambda a: values[a])
     loss = max(0.0, round(max(values.values()) - values[task.played], DIGITS))
