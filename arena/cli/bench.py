@@ -140,6 +140,36 @@ def register(commands: Any) -> None:
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_web, parser=bench)
 
+    bench = targets.add_parser(
+        "bot",
+        help="the search bot's samples, copies, rollouts and decisions per second, on one core",
+        description="The search layer (arena.search) on decisions of seeded random deals, each loop for "
+        "about S seconds on one core: sampled deals per second, deal copies (replays) per second, "
+        "rollouts per second (copy, play out, score), and decisions per second at a think budget with "
+        "the samples each completed; prints which engine build ran.",
+    )
+    add_variant_arguments(bench, required=False, help="variant id (default: every variant)")
+    bench.add_argument("--seconds", type=seconds, default=3.0, metavar="S", help="per loop")
+    bench.add_argument("--think-ms", type=float, default=200.0, metavar="MS", help="budget of a decision")
+    bench.add_argument("--seed", type=int, default=0, metavar="S")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_bot, parser=bench)
+
+    bench = targets.add_parser(
+        "strength",
+        help="bot A's points per deal over bot B's in finished duplicate ladders, with 95% intervals",
+        description="For each ladder database (e.g. of ladders/strength*.toml): the deals, every bot's "
+        "points per deal, and A's points per deal minus B's with a Student-t 95% interval over the "
+        "complete deal sets; with the ladder's bot logs (LADDER-replays/bot-logs beside the database or "
+        "--logs), the search bot's time per decision.",
+    )
+    bench.add_argument("db", nargs="+", type=Path, metavar="DB")
+    bench.add_argument("-a", default="search", metavar="A", help="default: search")
+    bench.add_argument("-b", default="heuristic", metavar="B", help="default: heuristic")
+    bench.add_argument("--logs", type=Path, action="append", default=[], metavar="DIR", help="once per DB")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_strength, parser=bench)
+
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
     from ..bench.common import report
@@ -171,6 +201,61 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
             line += f"{hearts:>12,.0f}{row[f'ratio_to_{ANCHOR}']:>8.2f}"
         lines.append(line)
     report(measured, args.json, title, lines=lines)
+    return 0
+
+
+def _cmd_bench_bot(args: argparse.Namespace) -> int:
+    from ..bench.bot import bench_bot, bot_report
+    from ..bench.common import report
+    from ..engine import VARIANT_NAMES, find_variant
+
+    if args.variant is None and args.option:
+        args.parser.error("--option needs --variant")
+    variants = [variant_of(args)] if args.variant else [find_variant(name) for name in VARIANT_NAMES]
+    measured = bot_report([bench_bot(v, args.seconds, args.think_ms, seed=args.seed) for v in variants])
+    title = (
+        f"search bench: {measured['build']} build, {args.seconds:g} s per loop, "
+        f"decisions at {args.think_ms:g} ms"
+    )
+    columns = [("samples/s", 11), ("copies/s", 10), ("rollouts/s", 12), ("decisions/s", 13)]
+    columns.append(("samples/dec", 13))
+    lines = [f"{'variant':<14}" + "".join(f"{name:>{width}}" for name, width in columns)]
+    for row in measured["variants"]:
+        lines.append(
+            f"{row['variant']:<14}{row['samples_per_s']:>11,.0f}{row['copies_per_s']:>10,.0f}"
+            f"{row['rollouts_per_s']:>12,.0f}{row['decisions_per_s']:>13.2f}{row['samples_per_decision']:>13.1f}"
+        )
+    report(measured, args.json, title, lines=lines)
+    return 0
+
+
+def _cmd_bench_strength(args: argparse.Namespace) -> int:
+    from ..bench.strength import strength
+    from ..ladder.store import StoreError
+
+    if args.logs and len(args.logs) != len(args.db):
+        args.parser.error("give --logs once per DB, or not at all")
+    rows = []
+    for i, db in enumerate(args.db):
+        try:
+            rows.append(strength(db, args.a, args.b, args.logs[i] if args.logs else None))
+        except StoreError as error:
+            raise CliError(str(error)) from None
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], separators=(",", ":")))
+        return 0
+    print(
+        f"| variant | deal sets | deals | {args.a} | {args.b} | others | {args.a} − {args.b} (95% CI) "
+        "| ms per decision (mean, max) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        others = ", ".join(f"{bot} {p:+.1f}" for bot, p in r.points.items() if bot not in (r.a, r.b))
+        time = f"{r.ms_mean:.0f}, {r.ms_max:.0f}" if r.decisions else "–"
+        print(
+            f"| {r.variant} | {r.deal_sets} | {r.deals} | {r.points.get(r.a, 0.0):+.1f} | "
+            f"{r.points.get(r.b, 0.0):+.1f} | {others} | {r.diff:+.1f} ± {r.ci95:.1f} | {time} |"
+        )
     return 0
 
 

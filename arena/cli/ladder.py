@@ -123,7 +123,7 @@ def register(commands: Any) -> None:
         help="is bot A stronger than bot B? a sequential test on duplicate deals",
         description="Play A and B in the same seats, on the same decks, against the same opponents, "
         "until a sequential probability ratio test on the per-deal score difference decides, or "
-        "--max-deal-sets is reached. A bot is an example bot name (heuristic, random) or a command.",
+        "--max-deal-sets is reached. A bot is an example bot name (heuristic, random, search) or a command.",
     )
     ab.add_argument("a", metavar="A")
     ab.add_argument("b", metavar="B")

@@ -34,7 +34,8 @@ anything went wrong with it, the path of its log; then the replay's path."""
 
 EPILOG = f"""\
 bots:
-  --bot takes a command line, or the name of an example bot: random, heuristic.
+  --bot takes a command line, or the name of an example bot: random, heuristic,
+  search (PIMC over the hidden cards, up to 1 s per decision; ARENA_THINK_MS sets it).
   Give one --bot per seat, in seat order; seats without one are filled with the
   example bots (heuristic first, then random): `--bot "python mybot.py"` alone
   plays your bot in seat 0 against them. Each bot's output goes to
@@ -70,7 +71,7 @@ def register(commands: Any) -> None:
         action="append",
         default=[],
         metavar="CMD",
-        help="a bot command, or an example bot's name (random, heuristic); once per seat, in "
+        help="a bot command, or an example bot's name (random, heuristic, search); once per seat, in "
         "seat order; the seats left over get the example bots",
     )
     play.add_argument("--replay-dir", type=Path, default=Path("replays/matches"), metavar="DIR")

@@ -150,6 +150,7 @@ def python_command(text: str) -> str:
 EXAMPLE_COMMANDS = {
     "heuristic": "{python} -m arena_bot.heuristic_bot",
     "random": "{python} -m arena_bot.random_bot",
+    "search": "{python} -m arena_bot.search_bot",
 }
 
 
@@ -171,7 +172,7 @@ def local_bot(
 
 
 def bot_from_text(text: str, name: str | None = None, processes: str = "per-match") -> BotSpec:
-    """An example bot by name (heuristic, random), or a command (`arena ladder ab`)."""
+    """An example bot by name (heuristic, random, search), or a command (`arena ladder ab`)."""
     command = EXAMPLE_COMMANDS.get(text, text)
     bot = local_bot(name or text, command, {}, Path.cwd(), processes)
     if name is None:

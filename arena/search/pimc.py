@@ -30,10 +30,25 @@ class Evaluation:
     values: dict[str, float]  # each legal action (its text in view["legal_actions"]) → mean points per deal
     best: str  # the action with the highest value (the first listed among equals)
     samples: int  # deals sampled
-    rollouts: int  # deals played to the end
+    rollouts: int  # deals played to the end (a sample cut short by the time included)
     seconds: float  # time spent
     sampler_tries: int = 0  # placements tried by the sampler (≥ samples)
     spread: dict[str, float] = field(default_factory=dict)  # standard error of each value
+    outcomes: dict[str, list[float]] = field(default_factory=dict)  # each action's points, sample by sample
+
+    def advantage(self, action: str, other: str) -> tuple[float, float]:
+        """How many points per deal `action` gains over `other`, and the standard error of that.
+
+        Paired over the samples (both were rolled out on the same deals with the same rollout
+        seeds), so the error is much smaller than either value's own."""
+        a, b = self.outcomes[action], self.outcomes[other]
+        n = len(a)
+        diffs = [x - y for x, y in zip(a, b, strict=True)]
+        mean = sum(diffs) / n if n else 0.0
+        if n < 2:
+            return mean, float("inf")
+        variance = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+        return mean, (variance / n) ** 0.5
 
 
 def copy_state(state: DealState) -> DealState:
@@ -52,8 +67,10 @@ def evaluate(
 ) -> Evaluation:
     """Estimate every legal action of the seat to act in `view` (an `arena.engine.observation` dict).
 
-    Give `iterations` (samples, deterministic for a seed) or `think_ms` (a time budget; at least
-    one sample is always taken). Raises `ValueError` when the view offers no legal action.
+    Give `iterations` (samples: deterministic for a seed), `think_ms` (a time budget), or both
+    (`iterations` unless time runs out first). At least one sample is always completed; a sample
+    cut short by the time is dropped. Raises `ValueError` when the view offers no legal action,
+    `NoConsistentDeal` when no deal fits it.
     """
     if iterations is None and think_ms is None:
         raise ValueError("give iterations or think_ms")
@@ -67,40 +84,42 @@ def evaluate(
     rng = random.Random(seed)
     sampler = sampler if sampler is not None else Sampler(view)
     tries_before = sampler.tries
-    totals = [0.0] * len(actions)
-    squares = [0.0] * len(actions)
+    outcomes: list[list[float]] = [[] for _ in actions]
     samples = rollouts = 0
-    while True:
-        if iterations is not None:
-            if samples >= iterations:
-                break
-        elif samples and time.perf_counter() >= deadline:
+    timed = think_ms is not None
+    while iterations is None or samples < iterations:
+        if timed and samples and time.perf_counter() >= deadline:
             break
         deal = sampler.sample(rng)
-        args = deal.__reduce__()[1]
-        variant, dealer, deck, pots, stakes, history = args
+        variant, dealer, deck, pots, stakes, history = deal.__reduce__()[1]
         rollout_seed = rng.getrandbits(64)
-        for i, action in enumerate(actions):
+        values = []
+        for action in actions:
+            if timed and samples and time.perf_counter() >= deadline:
+                break  # out of time within a sample: drop it, every action keeps the same samples
             state = replayed(variant, dealer, deck, pots, stakes, history)
             state.apply(action)
-            value = play_out(state, seat, random.Random(rollout_seed), policy)
-            totals[i] += value
-            squares[i] += value * value
-            rollouts += 1
+            values.append(play_out(state, seat, random.Random(rollout_seed), policy))
+        rollouts += len(values)
+        if len(values) < len(actions):
+            break
+        for i, value in enumerate(values):
+            outcomes[i].append(value)
         samples += 1
-    values = {text: totals[i] / samples for i, text in enumerate(legal_texts)}
+    means = {text: sum(outcomes[i]) / samples for i, text in enumerate(legal_texts)}
     spread = {}
     for i, text in enumerate(legal_texts):
-        mean = values[text]
-        variance = max(0.0, squares[i] / samples - mean * mean)
+        mean = means[text]
+        variance = sum((x - mean) ** 2 for x in outcomes[i]) / (samples - 1) if samples > 1 else 0.0
         spread[text] = (variance / samples) ** 0.5 if samples > 1 else float("inf")
-    best = max(legal_texts, key=lambda t: values[t])  # max keeps the first of equals
+    best = max(legal_texts, key=lambda t: means[t])  # max keeps the first of equals
     return Evaluation(
-        values=values,
+        values=means,
         best=best,
         samples=samples,
         rollouts=rollouts,
         seconds=time.perf_counter() - start,
         sampler_tries=sampler.tries - tries_before,
         spread=spread,
+        outcomes={text: outcomes[i] for i, text in enumerate(legal_texts)},
     )

@@ -36,9 +36,22 @@ VALUE: Final[tuple[int, ...]] = tuple(_value(i) for i in range(78))
 """How much a card is worth keeping out of the opponents' tricks (Kings and honours 5 … blanks 0)."""
 
 
-def _key(state: DealState, card: int) -> int:
-    """Trick-taking strength: taroks above every suit card (the led suit is checked apart)."""
-    return state.strength[card] + (1000 if TAROK_FIRST <= card < FOOL else 0)
+def _keys(red_pips_reversed: bool) -> tuple[int, ...]:
+    """Trick-taking strength (G-RANK-1…3), taroks above every suit card; the led suit is checked apart."""
+    out = []
+    for i in range(78):
+        if i >= TAROK_FIRST:
+            out.append(1000 + i)
+            continue
+        suit, face = divmod(i, 14)
+        face += 1
+        out.append(11 - face if red_pips_reversed and suit in (1, 2) and face <= 10 else face)
+    return tuple(out)
+
+
+KEYS: Final = {flag: _keys(flag) for flag in (True, False)}
+# Leading: low blanks first, then counting cards, taroks and honours last.
+LEAD: Final[tuple[int, ...]] = tuple(VALUE[i] * 4 + (3 if i >= TAROK_FIRST else 0) for i in range(78))
 
 
 def greedy(state: DealState, rng: random.Random) -> Action:
@@ -50,7 +63,7 @@ def greedy(state: DealState, rng: random.Random) -> Action:
     if phase == "play":
         return _play(state, legal, rng)
     if phase == "discard":
-        return min(legal, key=lambda a: (VALUE[a.card or 0], (a.card or 0) >= TAROK_FIRST, rng.random()))
+        return _lowest(legal, LEAD, rng)
     if phase == "call":
         hand = state.hands[state.turn or 0]
         return next((a for a in legal if a.card is not None and a.card not in hand), legal[0])
@@ -59,53 +72,68 @@ def greedy(state: DealState, rng: random.Random) -> Action:
     return next((a for a in legal if a.type == "pass"), legal[0])
 
 
+def _lowest(actions: list[Action], score: tuple[int, ...], rng: random.Random) -> Action:
+    """One of the actions whose card scores lowest, at random."""
+    best = 1 << 30
+    pool: list[Action] = []
+    for a in actions:
+        s = score[a.card or 0]
+        if s < best:
+            best = s
+            pool = [a]
+        elif s == best:
+            pool.append(a)
+    return pool[int(rng.random() * len(pool))]
+
+
 def _play(state: DealState, legal: list[Action], rng: random.Random) -> Action:
     trick = state.trick
-    seat = state.turn or 0
     if not trick:
-        # Lead a cheap card: low blanks first, keeping taroks and honours back.
-        return min(
-            legal,
-            key=lambda a: (
-                VALUE[a.card or 0] * 4 + (3 if (a.card or 0) >= TAROK_FIRST else 0) + rng.random() * 3,
-                a.suit is not None,
-            ),
-        )
+        return _lowest(legal, LEAD, rng)
+    keys = KEYS[state.variant.red_pips_reversed]
+    seat = state.turn or 0
     led = state.led
-    best_seat, best = -1, -1
+    top = top_seat = -1
+    points = 0
     for who, card in trick:
-        if card == FOOL:
-            continue
-        if card >= TAROK_FIRST or (card < 56 and card // 14 == led):
-            k = _key(state, card)
-            if k > best:
-                best, best_seat = k, who
-    points = sum(VALUE[c] for _s, c in trick)
+        points += VALUE[card]
+        if card != FOOL and (card >= TAROK_FIRST or card // 14 == led):
+            k = keys[card]
+            if k > top:
+                top, top_seat = k, who
     last = len(trick) == state.players - 1
-    friendly = best_seat >= 0 and best_seat != seat and state.side[best_seat] == state.side[seat]
+    side = state.side
+    friendly = top_seat >= 0 and side[top_seat] == side[seat]
     winners: list[Action] = []
     losers: list[Action] = []
+    fool: Action | None = None
     for a in legal:
         if a.card is None or a.card == FOOL:
+            fool = a
             continue
-        played = int(a.card)
-        beats = played >= TAROK_FIRST or (played < 56 and played // 14 == led)
-        (winners if beats and _key(state, played) > best else losers).append(a)
+        c = int(a.card)
+        if (c >= TAROK_FIRST or c // 14 == led) and keys[c] > top:
+            winners.append(a)
+        else:
+            losers.append(a)
     if friendly and last:
         pool = losers or winners
         return max(pool, key=lambda a: VALUE[a.card or 0]) if pool else legal[0]
-    if winners and not friendly and (last or points > 0 or (winners[0].card or 0) < TAROK_FIRST):
-        if last or (winners[0].card or 0) >= TAROK_FIRST:
-            return min(winners, key=lambda a: _key(state, a.card or 0))
-        return max(winners, key=lambda a: _key(state, a.card or 0))
+    if winners and not friendly:
+        first = winners[0].card or 0
+        if last or first >= TAROK_FIRST:
+            if last or points > 0:
+                return min(winners, key=lambda a: keys[a.card or 0])  # the cheapest card that wins
+        else:
+            return max(winners, key=lambda a: keys[a.card or 0])  # the top of the suit led
     pool = losers or winners
     if not pool:
         return legal[0]
-    cheapest = min(pool, key=lambda a: (VALUE[a.card or 0], _key(state, a.card or 0), rng.random()))
-    fool = next((a for a in legal if a.card == FOOL), None)
-    retained = state.variant.fool_captured_from is None or state.trick_no < state.variant.fool_captured_from
-    if fool is not None and retained and VALUE[cheapest.card or 0] >= 2:
-        return fool
+    cheapest = min(pool, key=lambda a: VALUE[a.card or 0] * 2000 + keys[a.card or 0])
+    if fool is not None and VALUE[cheapest.card or 0] >= 2:
+        v = state.variant
+        if v.fool_captured_from is None or state.trick_no < v.fool_captured_from:
+            return fool  # the Fool is retained: throw it instead of a counting card
     return cheapest
 
 

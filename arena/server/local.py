@@ -34,6 +34,7 @@ SDK_PATH = Path(__file__).resolve().parents[2] / "clients" / "python"
 EXAMPLE_BOTS = {
     "heuristic": f"{shlex.quote(sys.executable)} -m arena_bot.heuristic_bot",
     "random": f"{shlex.quote(sys.executable)} -m arena_bot.random_bot",
+    "search": f"{shlex.quote(sys.executable)} -m arena_bot.search_bot",
 }
 
 
