@@ -38,7 +38,8 @@ DIGITS = 2  # values and losses are written in points to two decimals
 
 
 class AnalysisError(Exception):
-    """An analysis file that cannot be read, is damaged, or belongs to another replay."""
+    """An analysis file that cannot be read, is damaged, or belongs to another replay; or a
+    decision the search cannot analyse (no deal fits the seat's view)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Point:
     played: str  # the action as `str(Action)`, as in an observation's `legal_actions`
     best: str  # the search's preferred action (the played one for a forced decision)
     values: dict[str, float]  # every legal action → estimated points per deal; {} when forced
-    loss: float  # values[best] − values[played], never below 0; 0 for a forced decision
+    loss: float  # the highest value less values[played] (≥ 0); 0 for a forced decision
 
     @property
     def forced(self) -> bool:
