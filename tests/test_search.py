@@ -21,9 +21,9 @@ from arena.search import NoConsistentDeal, Sampler, evaluate, sample_deals
 SAMPLES_PER_VARIANT = 2000
 
 
-def _deals(variant: str, seed: int) -> Iterator[tuple[DealState, int]]:
+def _deals(variant: str, seed: int, options: dict[str, str] | None = None) -> Iterator[tuple[DealState, int]]:
     """Decision points of random deals: the true state and the seat to act (declaring when it may)."""
-    v = find_variant(variant)
+    v = find_variant(variant, options)
     rng = random.Random(seed)
     deal = 0
     while True:
@@ -95,6 +95,29 @@ def test_samples_replay_the_true_public_history(variant: str) -> None:
                 varied += 1
     assert checked >= SAMPLES_PER_VARIANT
     assert varied > checked // 4  # the hidden cards are really sampled, not copied from the truth
+
+
+OPTION_SETS = [
+    ("german-1754", {"players": "4"}),
+    ("danish", {"redeal": "auto"}),
+    ("danish-pots", {"red_pips": "straight", "counting": "p001"}),
+    ("grosstarock", {"ladons": "all_blanks", "nolo_cancels": "cards_only"}),
+    ("american", {"trischaken_leader": "forehand", "trischaken_scoring": "literal"}),
+]
+
+
+@pytest.mark.parametrize(("variant", "options"), OPTION_SETS)
+def test_samples_match_the_view_under_every_option(variant: str, options: dict[str, str]) -> None:
+    rng = random.Random(8)
+    checked = 0
+    for truth, seat in _deals(variant, 12, options):
+        if checked >= 400:
+            break
+        view = observation(truth, seat)
+        for sample in sample_deals(view, rng, 2):
+            checked += 1
+            assert observation(sample, seat) == view
+            assert _public_history(sample, seat) == _public_history(truth, seat)
 
 
 def test_an_impossible_view_is_refused_in_one_line() -> None:

@@ -86,6 +86,9 @@ def test_the_budget_follows_the_clock() -> None:
     assert bot.budget_ms(request) < 500 * 0.6  # a short clock: a margin is kept
     request = pb.DecisionRequest(time_limit_ms=3_000, bank_ms=3_000)
     assert bot.budget_ms(request) < 3_000 / 10  # only the bank left: spread over the decisions ahead
+    assert bot.budget_ms(request) == 1.0  # 3000 / 30 is less than the margin: the least there is
+    bot.on_match_start(pb.MatchStart(time_control=pb.TimeControl(increment_ms=500)))
+    assert bot.budget_ms(request) == 3_000 / 30 + 0.8 * 500 - 150  # the increment comes back each answer
 
 
 def test_arena_play_seats_the_search_bot(tmp_path: Path) -> None:
@@ -104,3 +107,78 @@ def test_arena_play_seats_the_search_bot(tmp_path: Path) -> None:
     assert result["seats"][0]["bot_name"] == "search"
     assert result["faults"] == [0, 0, 0]
     assert all(seat["rejected"] == 0 for seat in result["seats"])
+
+
+def test_bench_bot_prints_its_rates() -> None:
+    bench = ["bench", "bot", "--variant", "german-1754", "--seconds", "0.2", "--think-ms", "20", "--json"]
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", *bench],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    measured = json.loads(out.stdout)
+    assert measured["build"] in ("compiled", "pure")
+    (row,) = measured["variants"]
+    assert row["variant"] == "german-1754"
+    for key in ("samples_per_s", "copies_per_s", "rollouts_per_s", "decisions_per_s"):
+        assert row[key] > 0
+    assert row["samples_per_decision"] >= 1
+
+
+def test_bench_strength_pairs_the_bots_by_complete_deal_set(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from arena.ladder.store import MatchRecord, Store
+    from arena.replay.summary import DealRow
+
+    bots = [SimpleNamespace(name=n, remote=False, command=n) for n in ("search", "heuristic", "random")]
+    store = Store.open(tmp_path / "s.sqlite", "s", {"variant": "danish"}, bots)
+    # Two arrangements per deal set; search's edge over heuristic is 10, 20, 30 per deal.
+    plan = {0: 10, 1: 20, 2: 30, 3: 1000}
+    for deal_set, edge in plan.items():
+        arrangements = [("search", "heuristic", "random"), ("heuristic", "random", "search")]
+        for k, seats in enumerate(arrangements[: 1 if deal_set == 3 else 2]):  # deal set 3 is incomplete
+            points = [{"search": edge, "heuristic": 0, "random": -edge}[bot] for bot in seats]
+            store.record(
+                MatchRecord(
+                    key=f"{deal_set}:{k}",
+                    deal_set=deal_set,
+                    table=0,
+                    arrangement=k,
+                    seed=deal_set,
+                    seats=list(seats),
+                    match_id=f"{deal_set:08d}{k:08d}",
+                    termination="completed",
+                    forfeited=None,
+                    scores=points,
+                    decisions=3,
+                    started=0.0,
+                    finished=1.0,
+                    replay=None,
+                    deals=[DealRow(0, points, [26, 26, 26], False, [True] * 3)],
+                    exits=[(0, False)] * 3,
+                ),
+                {},
+            )
+    store.close()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log").write_text("search: 10 decisions searched, 100 ms mean, 400 ms max\n")
+    (logs / "b.log").write_text("noise\nsearch: 30 decisions searched, 200 ms mean, 900 ms max\n")
+    bench = ["bench", "strength", str(tmp_path / "s.sqlite"), "--logs", str(logs), "--json"]
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", *bench],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)
+    assert row["variant"] == "danish" and row["deal_sets"] == 3 and row["deals"] == 6
+    assert row["diff_per_deal"] == 20.0
+    assert row["ci95"] == round(4.303 * 10 / 3**0.5, 2)  # t(2) · sd 10 / √3
+    assert row["points_per_deal"] == {"heuristic": 0.0, "random": -20.0, "search": 20.0}
+    assert row["decisions_searched"] == 40 and row["ms_per_decision_mean"] == 175.0
+    assert row["ms_per_decision_max"] == 900.0

@@ -6,8 +6,9 @@ Its input is one seat's information exactly as the server sends it, the observat
 
     from arena.search import evaluate, sample_deals
     for deal in sample_deals(view, random.Random(1), 100): ...   # DealStates consistent with view
-    ev = evaluate(view, iterations=50, seed=1)                    # or think_ms=200
+    ev = evaluate(view, iterations=50, seed=1)                    # or think_ms=200, or both
     ev.best, ev.values["play SK"], ev.samples, ev.rollouts
+    ev.advantage("play SK", "play S7")   # (mean gain per deal, its standard error), paired by sample
 
 The SDK's search bot (`clients/python/arena_bot/search_bot.py`) and `arena replay analyze` use it.
 """

@@ -26,12 +26,11 @@ Sampling is exact, in two stages:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from arena.engine import (
     CARDS,
-    Action,
     Card,
     DealState,
     IllegalActionError,
@@ -39,7 +38,7 @@ from arena.engine import (
     find_variant,
     observation,
 )
-from arena.engine.cards import FOOL, KINGS, MOND, PAGAT, TAROKS, suit_card
+from arena.engine.cards import FOOL, KINGS, MOND, PAGAT, SUIT_OF, TAROKS, suit_card
 from arena.engine.combos import (
     COURTS,
     FACES_OF_FOUR,
@@ -48,63 +47,19 @@ from arena.engine.combos import (
     PIPS_AND_BLANK_TAROKS,
     TAROK_CLASS,
 )
+from arena.engine.play import STRENGTH
 
-SUIT_CARDS: Final = {suit: frozenset(CARDS[i * 14 : i * 14 + 14]) for i, suit in enumerate("SHDC")}
-SUIT_CARDS_T: Final = {**SUIT_CARDS, "T": TAROKS}
-_SUIT_OF: Final = tuple("SHDC"[i // 14] if i < 56 else ("T" if i < 77 else "") for i in range(78))
-_STRENGTH_KEYS: Final = ("red_pips",)
+from .history import Mismatch, deck_of, parse_card, public, replay
+
+# The cards of each suit and of the taroks, by the letter of a led suit or a designation.
+SUIT_CARDS: Final = {
+    **{suit: frozenset(CARDS[i * 14 : i * 14 + 14]) for i, suit in enumerate("SHDC")},
+    "T": TAROKS,
+}
 
 
 class NoConsistentDeal(RuntimeError):
     """The view admits no deal (a view that no real deal produced), or none was found in the tries allowed."""
-
-
-def _card(code: str) -> Card:
-    return Card.parse(code)
-
-
-def _public(view: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of a view that a sample must reproduce, in one form whatever built the view."""
-    trick = view.get("trick") or None
-    current = None
-    if trick and trick.get("cards"):
-        current = (
-            tuple((int(s), str(c)) for s, c in trick["cards"]),
-            trick.get("designation") or None,
-            trick.get("redesignation") or None,
-        )
-    return {
-        "phase": view["phase"],
-        "to_act": view.get("to_act"),
-        "trick_number": int(view.get("trick_number", 0)),
-        "hand": sorted(str(c) for c in view.get("hand", ())),
-        "hand_sizes": [int(n) for n in view.get("hand_sizes", ())],
-        "tricks_won": [int(n) for n in view.get("tricks_won", ())],
-        "declarations": [dict(d) for d in view.get("declarations", ())],
-        "tricks": [
-            (
-                int(t["number"]),
-                int(t["leader"]),
-                tuple((int(s), str(c)) for s, c in t["cards"]),
-                int(t["winner"]),
-                t.get("designation") or None,
-                t.get("redesignation") or None,
-            )
-            for t in view.get("tricks", ())
-        ],
-        "trick": current,
-        "skat": sorted(str(c) for c in view.get("skat", ())),
-        "skat_public": dict(view.get("skat_public") or {}) or None,
-        "announcements": [dict(a) for a in view.get("announcements", ())],
-        "round_answers": [dict(r) for r in view.get("round_answers", ())],
-        "contract": view.get("contract"),
-        "declarer": view.get("declarer"),
-        "called": view.get("called"),
-        "talon": sorted(str(c) for c in view.get("talon", ())),
-        "partner": view.get("partner"),
-        "petit_sec": view.get("petit_sec"),
-        "legal_actions": sorted(view.get("legal_actions", ())),
-    }
 
 
 class Count:
@@ -135,21 +90,21 @@ class Sampler:
         self.dealer = int(view["dealer"])
         pots = view.get("pots_start")
         self.pots: dict[str, int] | None = {str(k): int(n) for k, n in pots.items()} if pots else None
-        self.expected = _public(view)
+        self.expected = public(view)
         self.tricks = [t for t in view.get("tricks", ())]
         current = view.get("trick")
         self.current = current if current and current.get("cards") else None
 
-        hand = [_card(c) for c in view.get("hand", ())]
-        own_skat = [_card(c) for c in view.get("skat", ())]
+        hand = [parse_card(c) for c in view.get("hand", ())]
+        own_skat = [parse_card(c) for c in view.get("skat", ())]
         self.own_skat = own_skat
         played: dict[int, list[Card]] = {s: [] for s in range(v.seats)}
         for trick in [*self.tricks, *([self.current] if self.current else [])]:
             for s, c in trick["cards"]:
-                played[int(s)].append(_card(c))
+                played[int(s)].append(parse_card(c))
         self.played = played
         hand_sizes = [int(n) for n in view["hand_sizes"]]
-        talon_seen = [_card(c) for c in view.get("talon", ())]
+        talon_seen = [parse_card(c) for c in view.get("talon", ())]
         self.talon_seen = talon_seen
 
         # The discarder: the dealer, or the American declarer once he took the talon.
@@ -199,13 +154,13 @@ class Sampler:
         place = self.place_of_seat.get(seat)
         return 0 if place is None else 1 << place
 
-    def _restrict(self, cards: object, allowed: int) -> None:
-        for c in cards:  # type: ignore[attr-defined]
+    def _restrict(self, cards: Iterable[int], allowed: int) -> None:
+        for c in cards:
             if c in self.domain:
                 self.domain[c] &= allowed
 
-    def _forbid(self, cards: object, places: int) -> None:
-        for c in cards:  # type: ignore[attr-defined]
+    def _forbid(self, cards: Iterable[int], places: int) -> None:
+        for c in cards:
             if c in self.domain:
                 self.domain[c] &= ~places
 
@@ -219,7 +174,7 @@ class Sampler:
                 self._forbid((FOOL, PAGAT, MOND), skat_bit)  # AM-TAL-1, DK-SKAT-2
             public = view.get("skat_public") or {}
             if public:
-                shown = {_card(c) for c in public.get("shown", ())}
+                shown = {parse_card(c) for c in public.get("shown", ())}
                 self._restrict(shown, skat_bit)
                 n = int(public["taroks"])
                 self.counts.append(Count(skat_bit, frozenset(c for c in TAROKS if c in self.domain), n, n))
@@ -238,7 +193,7 @@ class Sampler:
         called, partner = view.get("called"), view.get("partner")
         if called is None or partner is None:
             return
-        card = _card(called)
+        card = parse_card(called)
         if card not in self.domain:
             return
         if partner >= 0:
@@ -255,18 +210,18 @@ class Sampler:
     def _constrain_plays(self) -> None:
         """Voids from failing to follow suit or to trump; in Trischaken, from failing to beat."""
         v = self.variant
-        strength = _strength(v)
+        strength = STRENGTH[v.red_pips_reversed]
         tricks = [*self.tricks, *([self.current] if self.current else [])]
         trischaken = self.view.get("contract") == "trischaken"
         for trick in tricks:
-            plays = [(int(s), _card(c)) for s, c in trick["cards"]]
+            plays = [(int(s), parse_card(c)) for s, c in trick["cards"]]
             designation = trick.get("designation") or None
             redesignation = trick.get("redesignation") or None
             led: str | None = designation
             best: Card | None = None
             for i, (s, card) in enumerate(plays):
                 bit = self._bit(s)
-                suit = _SUIT_OF[card]
+                suit = SUIT_OF[card]
                 if i == 0:
                     if card != FOOL:
                         led = suit
@@ -276,7 +231,7 @@ class Sampler:
                     if designation:  # G-TRICK-3: nobody but the leader held the designated suit
                         for other in self.view.get("order", ()):
                             if int(other) != plays[0][0]:
-                                self._forbid(SUIT_CARDS_T[designation], self._bit(int(other)))
+                                self._forbid(SUIT_CARDS[designation], self._bit(int(other)))
                     led = redesignation
                     if card != FOOL and suit in (led, "T"):
                         best = card
@@ -287,14 +242,14 @@ class Sampler:
                     led, best = suit, card
                     continue
                 if bit and suit != led:
-                    self._forbid(SUIT_CARDS_T[led], bit)
+                    self._forbid(SUIT_CARDS[led], bit)
                     if suit != "T":
                         self._forbid(TAROKS, bit)
                 if trischaken and bit and best is not None:
                     if not _beats(card, best, led, strength):
-                        if suit == led and _SUIT_OF[best] == led:
-                            self._forbid([c for c in SUIT_CARDS_T[led] if strength[c] > strength[best]], bit)
-                        elif suit == "T" and _SUIT_OF[best] == "T":
+                        if suit == led and SUIT_OF[best] == led:
+                            self._forbid([c for c in SUIT_CARDS[led] if strength[c] > strength[best]], bit)
+                        elif suit == "T" and SUIT_OF[best] == "T":
                             self._forbid([c for c in TAROKS if c > best], bit)
                     if card == PAGAT:  # AM-TRI-4: T1 only as the last tarok
                         self._forbid(TAROKS, bit)
@@ -342,13 +297,13 @@ class Sampler:
         unseen = frozenset(c for c in cards if c in self.domain)
         self.counts.append(Count(places, unseen, lo - done, hi - done))
 
-    def _holds(self, cards: object, places: int) -> None:
+    def _holds(self, cards: Iterable[int], places: int) -> None:
         self._restrict(cards, places)
 
     def _declaration(self, places: int, played: set[Card], d: Mapping[str, Any]) -> None:
         name, size, suit = d["name"], int(d["size"]), str(d.get("suit") or "")
         if d.get("cards"):
-            self._holds([_card(c) for c in d["cards"]], places)
+            self._holds([parse_card(c) for c in d["cards"]], places)
         if d.get("with_fool") is not None:
             (self._holds if d["with_fool"] else self._forbid)((FOOL,), places)
         if d.get("with_pagat") is not None:
@@ -492,7 +447,7 @@ class Sampler:
             else:
                 talon.append(CARDS[c])
         for c in self.view.get("hand", ()):
-            holdings[self.seat].append(_card(c))
+            holdings[self.seat].append(parse_card(c))
         for s, cards in self.played.items():
             holdings[s].extend(cards)
         if skat:
@@ -504,13 +459,13 @@ class Sampler:
         hidden_skat = [c for c in skat if c not in self.own_skat]
         rng.shuffle(hidden_skat)
         discards = self.own_skat or hidden_skat
-        deck = _deck(v, self.dealer, holdings, talon)
+        deck = deck_of(v, self.dealer, holdings, talon)
         try:
             state = DealState(v, self.dealer, deck, self.pots)
-            _replay(state, self.view, discards)
-        except (IllegalActionError, _Mismatch):
+            replay(state, self.view, discards)
+        except (IllegalActionError, Mismatch):
             return None
-        if _public(observation(state, self.seat)) != self.expected:
+        if public(observation(state, self.seat)) != self.expected:
             return None
         return state
 
@@ -548,136 +503,10 @@ def sample_deals(view: Mapping[str, Any], rng: random.Random, n: int | None = No
 # ---------------------------------------------------------------------- helpers
 
 
-def _strength(v: Variant) -> tuple[int, ...]:
-    out = []
-    for i in range(78):
-        if i >= 56:
-            out.append(100 + i)
-            continue
-        suit, face = divmod(i, 14)
-        face += 1
-        out.append(11 - face if v.red_pips_reversed and suit in (1, 2) and face <= 10 else face)
-    return tuple(out)
-
-
 def _beats(card: Card, best: Card, led: str | None, strength: Sequence[int]) -> bool:
     if card == FOOL:
         return False
-    suit, top = _SUIT_OF[card], _SUIT_OF[best]
+    suit, top = SUIT_OF[card], SUIT_OF[best]
     if suit == "T":
         return top != "T" or card > best
     return suit == top == led and strength[card] > strength[best]
-
-
-_POSITIONS: dict[tuple[str, int], tuple[dict[int, list[int]], list[int]]] = {}
-
-
-def _deck(v: Variant, dealer: int, holdings: Mapping[int, list[Card]], talon: Sequence[Card]) -> list[Card]:
-    """A deck that deals `holdings` (seat → its cards as dealt) and `talon`."""
-    key = (v.name, dealer)
-    positions = _POSITIONS.get(key)
-    if positions is None:
-        # Deal the unshuffled deck: card i lies at position i, so the hands are the positions.
-        probe = DealState(v, dealer, list(CARDS))
-        hands = {s: [int(c) for c in probe.hands[s]] for s in range(v.seats)}
-        positions = (hands, [int(c) for c in probe.talon])
-        _POSITIONS[key] = positions
-    seats, talon_positions = positions
-    deck: list[Card] = [CARDS[0]] * 78
-    for s, where in seats.items():
-        cards = holdings[s]
-        if len(cards) != len(where):
-            raise _Mismatch(f"seat {s} holds {len(cards)} cards, dealt {len(where)}")
-        for p, c in zip(where, cards, strict=True):
-            deck[p] = c
-    if len(talon) != len(talon_positions):
-        raise _Mismatch("talon size")
-    for p, c in zip(talon_positions, talon, strict=True):
-        deck[p] = c
-    return deck
-
-
-class _Mismatch(Exception):
-    """The candidate cannot replay the view's history."""
-
-
-def _replay(state: DealState, view: Mapping[str, Any], discards: Sequence[Card]) -> None:
-    """Apply the public history of `view` to a freshly dealt `state`, up to the view's point."""
-    answers = list(view.get("round_answers", ()))
-    declarations = [d for d in view.get("declarations", ())]
-    compulsory = state.variant.declarations == "compulsory"
-    announcements = list(view.get("announcements", ()))
-    plays: list[Action] = []
-    for trick in [*view.get("tricks", ()), *([view["trick"]] if view.get("trick") else [])]:
-        for i, (_s, code) in enumerate(trick["cards"]):
-            suit = None
-            if i == 0 and trick.get("designation"):
-                suit = trick["designation"]
-            elif i == 1 and trick.get("redesignation"):
-                suit = trick["redesignation"]
-            plays.append(Action("play", _card(code), suit))
-    called = view.get("called")
-    discard_i = answer_i = play_i = 0
-    decl_done: set[int] = set()
-    ann_done: set[int] = set()
-    target = (view["phase"], view.get("to_act"), int(view.get("trick_number", 0)))
-    pending_plays = len(plays)
-    limit = 2000
-    while not state.is_terminal():
-        limit -= 1
-        if limit < 0:
-            raise _Mismatch("history does not converge")
-        phase, seat = state.phase, state.turn
-        done = (
-            answer_i == len(answers)
-            and play_i == pending_plays
-            and discard_i >= len(discards)
-            and len(decl_done) == (0 if compulsory else len(declarations))
-            and len(ann_done) == len(announcements)
-        )
-        if done and (phase, seat, state.trick_no) == target:
-            return
-        action: Action
-        if phase in ("redeal", "demand", "bid"):
-            if answer_i >= len(answers):
-                raise _Mismatch("a round answer is missing")
-            a = answers[answer_i]
-            if a["round"] != phase or int(a["seat"]) != seat:
-                raise _Mismatch("round answers out of order")
-            answer_i += 1
-            text = a["answer"]
-            action = Action("bid", name=text) if phase == "bid" and text != "pass" else Action(text)
-        elif phase == "call":
-            if called is None:
-                raise _Mismatch("no call")
-            action = Action("call", _card(called))
-        elif phase == "discard":
-            if discard_i >= len(discards):
-                raise _Mismatch("discard ahead of the view")
-            action = Action("discard", discards[discard_i])
-            discard_i += 1
-        elif phase in ("declare", "announce"):
-            action = Action("pass")
-            if phase == "announce":
-                trick_no = max(1, state.trick_no)  # `american` announces before trick 1, as trick 1
-                for i, a in enumerate(announcements):
-                    if i not in ann_done and int(a["seat"]) == seat and int(a["trick"]) == trick_no:
-                        ann_done.add(i)
-                        action = Action("announce", name=a["name"])
-                        break
-            if action.type == "pass" and (phase == "declare" or state.variant.contracts):
-                for i, d in enumerate(declarations):
-                    if i not in decl_done and int(d["seat"]) == seat:
-                        decl_done.add(i)
-                        action = Action("declare", None, d.get("suit"), d["name"])
-                        break
-        elif phase == "play":
-            if play_i >= pending_plays:
-                raise _Mismatch("play ahead of the view")
-            action = plays[play_i]
-            play_i += 1
-        else:
-            raise _Mismatch(f"unknown phase {phase}")
-        state.apply(action)
-    if not (view["phase"] == "end" or view.get("result")):
-        raise _Mismatch("the deal ended before the view's point")

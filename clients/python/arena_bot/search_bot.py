@@ -149,9 +149,11 @@ class SearchBot(Bot):
         self.last: Evaluation | None = None  # the estimate behind the last answer (None: forced)
         self.fallbacks = 0  # answers the heuristic gave because no consistent deal was found
         self.searched: list[float] = []  # seconds of each searched decision of the match
+        self.increment_ms = 0  # added to the bank after every answer (the match's time control)
 
     def on_match_start(self, start: arena_pb2.MatchStart) -> None:
         self.searched = []
+        self.increment_ms = start.time_control.increment_ms
 
     def on_match_end(self, end: arena_pb2.MatchEnd) -> None:
         """One line on stderr (the bot's log): the time its searched decisions took."""
@@ -166,12 +168,15 @@ class SearchBot(Bot):
         self.seed = seed_from_env()
 
     def budget_ms(self, request: arena_pb2.DecisionRequest) -> float:
-        """Time to think: `think_ms`, less what the clock cannot spare."""
+        """Time to think: `think_ms`, less what the clock cannot spare.
+
+        The request's `time_limit_ms` is the per-decision limit plus the bank (`bank_ms`); the
+        increment (from `MatchStart`) comes back after every answer, so most of it may be spent."""
         limit = request.time_limit_ms
         if limit <= 0:
             return self.think_ms  # a tool asking without a clock
         per_decision = max(0, limit - request.bank_ms)
-        spare = 0.6 * per_decision + request.bank_ms / DECISIONS_AHEAD
+        spare = 0.6 * per_decision + request.bank_ms / DECISIONS_AHEAD + 0.8 * self.increment_ms
         return max(1.0, min(self.think_ms, spare - MARGIN_MS, limit - 2 * MARGIN_MS))
 
     def decision_seed(self, request: arena_pb2.DecisionRequest) -> int:
