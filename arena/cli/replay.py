@@ -1,4 +1,4 @@
-"""`arena replay verify|show|html|ask` and `arena bench replay` (registered by arena.cli).
+"""`arena replay verify|show|html|analyze|ask` and `arena bench replay` (registered by arena.cli).
 
 Exit status, as for every arena command: 0 when all holds, 1 for a replay that does not hold or
 cannot be read (with what does hold still checked, shown or written), 2 for a wrong command line.
@@ -17,6 +17,9 @@ from typing import Any
 from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
 from .common import cores, index, positive_int
+
+# `arena replay analyze`: the search's budget per decision unless --iterations or --think-ms says.
+DEFAULT_ITERATIONS = 50
 
 
 def register(commands: Any) -> None:
@@ -77,7 +80,57 @@ def register(commands: Any) -> None:
     )
     page.add_argument("file", type=Path, metavar="FILE")
     page.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.html")
+    page.add_argument(
+        "--analysis",
+        type=Path,
+        metavar="FILE",
+        help="the search's analysis to show (default: FILE's NAME.analysis.json beside it, if there is one)",
+    )
+    page.add_argument("--no-analysis", action="store_true", help="draw no analysis, even if there is one")
     page.set_defaults(run=_cmd_html, parser=page)
+
+    analyze = tools.add_parser(
+        "analyze",
+        help="run the search at every recorded decision and write its opinion beside the replay",
+        description="Run the search (arena.search) at every recorded decision of a seat, or of every seat, "
+        "from that seat's view only, and write the estimated points of each legal action, the search's "
+        "choice and the estimated loss of the action played to NAME.analysis.json beside the replay "
+        "(replays/FORMAT.md). `arena replay html` then shows it and marks each seat's costliest decisions. "
+        "One process per core; the same seed and iterations give the same file.",
+    )
+    analyze.add_argument("file", type=Path, metavar="FILE")
+    analyze.add_argument(
+        "--seat", type=index, metavar="N", help="only seat N's decisions (default: every seat)"
+    )
+    budget = analyze.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--iterations",
+        type=positive_int,
+        metavar="N",
+        help=f"the search's budget per decision (default {DEFAULT_ITERATIONS}): deterministic",
+    )
+    budget.add_argument(
+        "--think-ms",
+        type=positive_int,
+        metavar="MS",
+        help="search each decision for MS milliseconds instead (the result depends on the machine)",
+    )
+    analyze.add_argument("--seed", type=int, default=0, metavar="S", help="the search's seed (default 0)")
+    analyze.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=cores(),
+        metavar="N",
+        help=f"decisions searched at once, one process each (default: the cores here, {cores()})",
+    )
+    analyze.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="OUT",
+        help="the analysis file (default: NAME.analysis.json beside FILE)",
+    )
+    analyze.set_defaults(run=_cmd_analyze, parser=analyze)
 
     ask = tools.add_parser(
         "ask",
@@ -89,9 +142,7 @@ def register(commands: Any) -> None:
     )
     ask.add_argument("file", type=Path, metavar="FILE")
     ask.add_argument("--deal", type=index, required=True, metavar="K")
-    ask.add_argument(
-        "--step", type=index, required=True, metavar="N", help="the decision's step in the deal"
-    )
+    ask.add_argument("--step", type=index, required=True, metavar="N", help="the decision's step in the deal")
     ask.add_argument("--bot", required=True, metavar="CMD", help="the bot command, e.g. 'python my_bot.py'")
     ask.add_argument("--no-clock", action="store_true", help="no time limit: wait for the bot")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -130,7 +181,6 @@ def check_position(
         for log in replay.deals:
             if (deal is None or log.index == deal) and step > len(log.decisions):
                 parser.error(f"--from {step}: deal {log.index} has decisions 0–{len(log.decisions) - 1}")
-
 
 
 # --------------------------------------------------------------------------- verify
@@ -256,22 +306,100 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
+    from ..replay.analysis import AnalysisError, analysis_path, check_against, read_analysis
     from ..replay.html import render_html
 
     replay = load(args, args.file)
     if replay is None:
         return 1
-    page = render_html(replay)
+    analysis = None
+    source = args.analysis or analysis_path(args.file)
+    if not args.no_analysis and (args.analysis is not None or source.exists()):
+        try:
+            analysis = read_analysis(source, args.file)
+            check_against(analysis, replay)
+        except AnalysisError as exc:
+            _fail(args, f"{exc} (or draw the page without it: --no-analysis)")
+            return 1
+    page = render_html(replay, analysis)
     try:
         args.output.write_text(page, encoding="utf-8")
     except OSError as exc:
         _fail(args, f"cannot write {args.output}: {exc.strerror or exc}")
         return 1
+    shown = f", the analysis of {len(analysis.points)} decisions" if analysis is not None else ""
     print(
-        f"{args.output}: {len(replay.deals)} deals, {sum(len(d.decisions) for d in replay.deals)} decisions"
+        f"{args.output}: {len(replay.deals)} deals, "
+        f"{sum(len(d.decisions) for d in replay.deals)} decisions{shown}"
     )
     if replay.problem is not None:
         _fail(args, f"{args.file}: drawn up to the problem: {replay.problem}")
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- analyze
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    from ..engine import Action
+    from ..progress import Bar
+    from ..replay.analysis import AnalysisError, analyse, analysis_path, tasks, write_analysis
+    from ..replay.timeline import action_text
+
+    replay = load(args, args.file)
+    if replay is None:
+        return 1
+    check_position(args, replay, None, args.seat, None)
+    seats = [args.seat] if args.seat is not None else list(range(replay.seats))
+    iterations = None if args.think_ms is not None else (args.iterations or DEFAULT_ITERATIONS)
+    todo = tasks(replay, seats, args.seed, iterations, args.think_ms)
+    output = args.output or analysis_path(args.file)
+    jobs = min(args.jobs, max(1, len(todo)))
+    start = time.perf_counter()
+    try:
+        with Bar("decisions", transient=True).start(len(todo)) as bar:
+            analysis = analyse(
+                replay,
+                args.file,
+                seats,
+                seed=args.seed,
+                iterations=iterations,
+                think_ms=args.think_ms,
+                jobs=jobs,
+                advance=bar.advance,
+                todo=todo,
+            )
+    except AnalysisError as exc:
+        _fail(args, f"{args.file}: {exc}")
+        return 1
+    seconds = time.perf_counter() - start
+    try:
+        write_analysis(output, analysis)
+    except OSError as exc:
+        _fail(args, f"cannot write {output}: {exc.strerror or exc}")
+        return 1
+    budget = f"{iterations} iterations" if iterations is not None else f"{args.think_ms} ms"
+    searched = sum(1 for p in analysis.points if not p.forced)
+    print(
+        f"{output}: {len(analysis.points)} decisions of seat{'s' if len(seats) > 1 else ''} "
+        f"{', '.join(map(str, seats))} ({searched} searched, {budget} each, seed {args.seed}) "
+        f"in {seconds:.1f} s, {jobs} process{'es' if jobs > 1 else ''}"
+    )
+    names = list(replay.header.get("seats", []))
+    for seat in seats:
+        mine = [p for p in analysis.points if p.seat == seat]
+        name = f" ({names[seat]})" if seat < len(names) else ""
+        total = analysis.total_loss(seat)
+        print(f"seat {seat}{name}: {len(mine)} decisions, estimated loss {total:.2f} points in all")
+        for p in analysis.costliest(seat):
+            played, best = action_text(Action.parse(p.played)), action_text(Action.parse(p.best))
+            print(
+                f"  deal {p.deal}, step {p.step}: played {played} ({p.values[p.played]:+.2f}), "
+                f"the search prefers {best} ({p.values[p.best]:+.2f}): loss {p.loss:.2f}"
+            )
+    if replay.problem is not None:
+        _fail(args, f"{args.file}: analysed up to the problem: {replay.problem}")
         return 1
     return 0
 

@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from ..engine import Action, observation
+from .analysis import Analysis, Point
 from .read import DealLog, Replay
 from .timeline import (
     Event,
@@ -40,14 +41,16 @@ CONSTANT_KEYS = frozenset(
 )
 
 
-def replay_data(replay: Replay) -> dict[str, Any]:
-    """Everything the page shows, as JSON-able data."""
+def replay_data(replay: Replay, analysis: Analysis | None = None) -> dict[str, Any]:
+    """Everything the page shows, as JSON-able data; with `analysis`, the search's opinion of the
+    decisions it analysed and each seat's costliest ones."""
     variant = replay.variant
     assert variant is not None
     h = replay.header
     per, bank, increment = replay.time_control
     between = events(replay)
-    deals = [_deal_data(replay, log, clocks(replay), between) for log in replay.deals]
+    points = {(p.deal, p.step): p for p in analysis.points} if analysis is not None else {}
+    deals = [_deal_data(replay, log, clocks(replay), between, points) for log in replay.deals]
     # The bot each seat's first Hello named; version 1 logs have no hello lines (null: not known).
     bots = (
         [hello.bot if hello is not None else "no Hello in the log" for hello in replay.first_hellos()]
@@ -69,7 +72,48 @@ def replay_data(replay: Replay) -> dict[str, Any]:
         "matchEnd": replay.match_end,
         "problem": str(replay.problem) if replay.problem is not None else None,
         "partial": replay.partial_file and replay.match_end is None,
+        "analysis": _analysis_data(analysis) if analysis is not None else None,
     }
+
+
+def _analysis_data(analysis: Analysis) -> dict[str, Any]:
+    """What the page says of the analysis as a whole: its budget, and each seat's costliest decisions
+    in order (deal, step, loss), which it marks."""
+    return {
+        "seed": analysis.seed,
+        "iterations": analysis.iterations,
+        "thinkMs": analysis.think_ms,
+        "seats": analysis.seats,
+        "totalLoss": {str(seat): analysis.total_loss(seat) for seat in analysis.seats},
+        "costliest": {
+            str(seat): [
+                {
+                    "deal": p.deal,
+                    "step": p.step,
+                    "loss": p.loss,
+                    "played": _text(p.played),
+                    "best": _text(p.best),
+                }
+                for p in analysis.costliest(seat)
+            ]
+            for seat in analysis.seats
+        },
+    }
+
+
+def _point_data(point: Point) -> dict[str, Any]:
+    """One decision's analysis, for its decision panel: each legal action's value, the choice, the loss."""
+    return {
+        "best": point.best,
+        "bestText": _text(point.best),
+        "loss": point.loss,
+        "values": point.values,
+        "forced": point.forced,
+    }
+
+
+def _text(code: str) -> str:
+    return action_text(Action.parse(code))
 
 
 def _deal_data(
@@ -77,6 +121,7 @@ def _deal_data(
     log: DealLog,
     times: dict[tuple[int, int], Any],
     between: dict[tuple[int, int], list[Event]],
+    points: dict[tuple[int, int], Point],
 ) -> dict[str, Any]:
     notes: dict[int, list[dict[str, Any]]] = {}  # the referee tells no other seat about these
     for (deal, step), found in between.items():
@@ -135,6 +180,9 @@ def _deal_data(
                 "fault": decision.fault,
                 "line": decision.line,
             }
+            point = points.get((log.index, decision.step))
+            if point is not None:
+                frame["decision"]["analysis"] = _point_data(point)
         frames.append(frame)
     return {
         "index": log.index,
@@ -150,13 +198,12 @@ def _deal_data(
 
 
 def _offered(text: str) -> dict[str, str]:
-    action = Action.parse(text)
-    return {"code": text, "text": action_text(action)}
+    return {"code": text, "text": _text(text)}
 
 
-def render_html(replay: Replay) -> str:
-    """The page for `replay`."""
-    data = replay_data(replay)
+def render_html(replay: Replay, analysis: Analysis | None = None) -> str:
+    """The page for `replay`, with the search's `analysis` of it if given."""
+    data = replay_data(replay, analysis)
     # `</` inside a script would end it early; JSON allows `\/` for `/`.
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
     variant = replay.variant

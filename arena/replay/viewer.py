@@ -75,6 +75,16 @@ PAGE = r"""<!DOCTYPE html>
   #timeline div.now { background: #fff1c9; }
   #timeline div.faulty { color: var(--red); }
   #timeline .bar { height: 8px; background: #8fb3d9; align-self: center; }
+  #timeline.analysed div { grid-template-columns: 48px 60px 220px 70px 120px 1fr; }
+  #timeline div.costly { background: #fbe0e0; font-weight: 600; }
+  #timeline div.costly.now { background: #f7c9b0; }
+  .loss { color: #8a1c1c; }
+  .mark { color: #fff; background: #b3261e; border-radius: 3px; padding: 0 4px; font-size: 11px; font-weight: 600; }
+  .legal .opt .val { color: var(--muted); font-weight: 400; margin-left: 3px; }
+  .legal .opt.best { border-color: #2d7a52; box-shadow: inset 0 0 0 1px #2d7a52; }
+  #search { margin-top: 6px; padding-top: 6px; border-top: 1px dashed #c9cfc5; }
+  #mistakes div { cursor: pointer; padding: 1px 0; }
+  #mistakes div.now { background: #fff1c9; }
   footer { padding: 0 14px 14px; color: var(--muted); font-size: 12px; }
   kbd { border: 1px solid #aaa; border-radius: 3px; padding: 0 3px; background: #fff; }
 </style>
@@ -96,6 +106,7 @@ PAGE = r"""<!DOCTYPE html>
   </section>
   <aside>
     <section id="decision" aria-label="decision"></section>
+    <section id="mistakes" aria-label="costliest decisions" hidden></section>
     <section id="scores" aria-label="scores"></section>
     <section id="deal-info" aria-label="deal"></section>
   </aside>
@@ -278,6 +289,7 @@ function render() {
     (pub.to_act !== null && pub.to_act !== undefined ? ` · seat ${pub.to_act} to act` : "");
 
   renderDecision(frame, d, viewer);
+  renderMistakes(viewer);
   renderScores(deal, frame, viewer);
   renderDealInfo(deal, frame, viewer);
   renderTimeline(deal, viewer);
@@ -298,10 +310,17 @@ function renderDecision(frame, d, viewer) {
       text: `think ${d.think} ms of ${d.limit} ms (${DATA.clock.perDecision} + bank ${d.bank})` }));
     const legal = frame.views[d.seat].legal || [];
     const list = el("div", { class: "legal", id: "offered" });
+    const a = d.analysis || null;
     for (const option of legal) {
-      list.append(el("span", { class: "opt" + (option.code === d.code ? " chosen" : ""), text: option.text }));
+      const opt = el("span", { class: "opt" + (option.code === d.code ? " chosen" : ""), text: option.text });
+      if (a && !a.forced) {
+        opt.append(el("span", { class: "val", text: points(a.values[option.code]) }));
+        if (option.code === a.best) opt.classList.add("best");
+      }
+      list.append(opt);
     }
     box.append(el("div", { text: `offered ${legal.length}:` }), list);
+    if (a) box.append(searchBox(frame.step, d, a));
   } else {
     box.append(el("h2", { text: `decision ${frame.step} · seat ${d.seat}` }));
     box.append(el("div", { id: "answer", text: `seat ${d.seat} ${d.public}` }));
@@ -312,6 +331,66 @@ function renderDecision(frame, d, viewer) {
   }
   for (const note of frame.notes) {
     if (viewer === null || note.seat === viewer) box.append(el("div", { class: "note", text: "⚡ " + note.text }));
+  }
+}
+
+function points(value) { return (value > 0 ? "+" : value < 0 ? "−" : "") + Math.abs(value).toFixed(2); }
+
+// The decision's rank among its seat's costliest (1 = the costliest), or 0.
+function costRank(deal, step, seat) {
+  const list = DATA.analysis ? DATA.analysis.costliest[String(seat)] || [] : [];
+  const found = list.findIndex(c => c.deal === deal && c.step === step);
+  return found + 1;
+}
+
+function searchBox(step, d, a) {
+  const box = el("div", { id: "search" });
+  const budget = DATA.analysis.iterations !== null ? `${DATA.analysis.iterations} iterations` :
+    `${DATA.analysis.thinkMs} ms`;
+  box.append(el("h2", { text: `the search (${budget}, from seat ${d.seat}'s view)` }));
+  if (a.forced) {
+    box.append(el("div", { id: "search-loss", text: "the only legal action: nothing to search" }));
+    return box;
+  }
+  box.append(el("div", { id: "search-best", text: `prefers ${a.bestText} (${points(a.values[a.best])} points)` }));
+  const played = a.values[d.code];
+  box.append(el("div", { id: "search-loss", class: a.loss > 0 ? "loss" : "",
+    text: a.loss > 0 ? `played ${d.action} (${points(played)}): estimated loss ${a.loss.toFixed(2)} points` :
+      `played ${d.action}, the search's choice (${points(played)})` }));
+  const rank = costRank(DATA.deals[pos.deal].index, step, d.seat);
+  if (rank) {
+    box.append(el("div", {}, el("span", { class: "mark", id: "costly-rank",
+      text: `costliest decision ${rank} of seat ${d.seat}` })));
+  }
+  return box;
+}
+
+function renderMistakes(viewer) {
+  const box = document.getElementById("mistakes");
+  box.replaceChildren();
+  if (!DATA.analysis) { box.hidden = true; return; }
+  box.hidden = false;
+  box.append(el("h2", { text: "costliest decisions (the search's estimate)" }));
+  const here = DATA.deals[pos.deal];
+  const seats = viewer === null ? DATA.analysis.seats : DATA.analysis.seats.filter(s => s === viewer);
+  for (const seat of seats) {
+    const list = DATA.analysis.costliest[String(seat)] || [];
+    const total = DATA.analysis.totalLoss[String(seat)];
+    box.append(el("div", { class: "info", text: `seat ${seat}: estimated loss ${total.toFixed(2)} points in all` }));
+    list.forEach((c, i) => {
+      // A seat's view lists only what has happened by now: later decisions would show later cards.
+      if (viewer !== null && (c.deal > here.index || (c.deal === here.index && c.step > pos.step))) return;
+      const line = el("div", { "data-deal": String(c.deal), "data-step": String(c.step), "data-seat": String(seat) },
+        el("span", { class: "mark", text: String(i + 1) }),
+        ` deal ${c.deal} · #${c.step} · seat ${seat}: played ${c.played}, the search prefers ${c.best} · `,
+        el("span", { class: "loss", text: `loss ${c.loss.toFixed(2)}` }));
+      if (c.deal === here.index && c.step === pos.step) line.classList.add("now");
+      line.addEventListener("click", () => {
+        const target = DATA.deals.findIndex(deal => deal.index === c.deal);
+        if (target >= 0) go(target, c.step);
+      });
+      box.append(line);
+    });
   }
 }
 
@@ -391,6 +470,7 @@ function renderDealInfo(deal, frame, viewer) {
 function renderTimeline(deal, viewer) {
   const box = document.getElementById("timeline");
   box.replaceChildren();
+  box.classList.toggle("analysed", !!DATA.analysis);
   const longest = Math.max(1, ...deal.frames.map(f => (f.decision ? f.decision.think : 0)));
   for (const frame of deal.frames) {
     const d = frame.decision;
@@ -400,8 +480,15 @@ function renderTimeline(deal, viewer) {
     const line = el("div", { "data-step": String(frame.step) },
       el("span", { text: "#" + frame.step }), el("span", { text: "seat " + d.seat }),
       el("span", { text: own ? d.action : d.public }),
-      el("span", { text: own ? d.think + " ms" : "" }),
-      own ? el("span", { class: "bar", style: `width:${Math.max(2, (100 * d.think) / longest)}%` }) : el("span"));
+      el("span", { text: own ? d.think + " ms" : "" }));
+    const rank = own && d.analysis ? costRank(deal.index, frame.step, d.seat) : 0;
+    if (DATA.analysis) {
+      const lost = own && d.analysis && d.analysis.loss > 0 ? `loss ${d.analysis.loss.toFixed(2)}` : "";
+      line.append(el("span", {}, rank ? el("span", { class: "mark", text: `◆ ${rank}` }) : null,
+        lost ? el("span", { class: "loss", text: (rank ? " " : "") + lost }) : null));
+    }
+    line.append(own ? el("span", { class: "bar", style: `width:${Math.max(2, (100 * d.think) / longest)}%` }) : el("span"));
+    if (rank) { line.classList.add("costly"); line.dataset.rank = String(rank); }
     if (frame.step === pos.step) line.classList.add("now");
     if (d.fault) line.classList.add("faulty");
     line.addEventListener("click", () => go(pos.deal, frame.step));
