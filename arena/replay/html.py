@@ -63,7 +63,12 @@ def replay_data(replay: Replay) -> dict[str, Any]:
         "names": list(h.get("seats", [])),
         "bots": bots,
         "seats": variant.seats,
-        "clock": {"perDecision": per, "bank": bank, "increment": increment},
+        "clock": {
+            "perDecision": per,
+            "bank": bank,
+            "increment": increment,
+            "latencyAllowance": replay.latency_allowance_ms,
+        },
         "faultPolicy": h.get("fault_policy"),
         "deals": deals,
         "matchEnd": replay.match_end,
@@ -135,6 +140,12 @@ def _deal_data(
                 "fault": decision.fault,
                 "line": decision.line,
             }
+            if replay.latency_allowance_ms:  # as `arena replay show` prints it beside the think time
+                frame["decision"]["latency"] = {
+                    "rtt": decision.rtt_ms,  # null: no estimate yet
+                    "allowed": decision.allowance_ms,
+                    "charged": clock.charged_ms,
+                }
         frames.append(frame)
     return {
         "index": log.index,
