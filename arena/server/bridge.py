@@ -143,9 +143,9 @@ class Outbox:
     """The messages waiting for one stream's writer, on the aio thread: `asyncio.Queue`'s
     `put_nowait`, `get` and `qsize` for the one task that reads it, and nothing more.
 
-    A message goes through it on every decision; `asyncio.Queue` spent about as long on its
-    bookkeeping (counting unfinished tasks, an `Event` cleared per put, a loop check per get)
-    as on the hand-over itself.
+    A message goes through it on every decision; `asyncio.Queue`'s bookkeeping (counting
+    unfinished tasks, an `Event` cleared per put, a loop check per get) was about a tenth of the
+    aio thread's time at 16 matches (docs/SERVER.md, "The profile again").
     """
 
     __slots__ = ("_items", "_waiter")
