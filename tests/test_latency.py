@@ -18,6 +18,7 @@ from test_server import bot
 from arena.engine import find_variant
 from arena.referee.runner import MatchConfig, MatchRunner
 from arena.referee.seat import RTT_MIN_SAMPLES, RoundTrip, TimeControl
+from arena.replay.html import replay_data
 from arena.replay.verify import verify_replay
 from arena.server.app import serve
 from arena.server.local import launch_bot
@@ -90,6 +91,15 @@ def test_a_distant_bot_times_out_without_the_allowance_and_not_with_it(tmp_path:
     assert shown.returncode == 0, shown.stderr
     assert "latency allowance up to 500 ms per decision" in shown.stdout
     assert f"rtt {estimates[0]} ms" in shown.stdout and "no estimate yet" in shown.stdout
+
+    # The HTML page carries the same per decision (arena/replay/viewer.py prints it beside the think time).
+    data = replay_data(verify_replay(allowed.replay_path, collect=True))
+    assert data["clock"]["latencyAllowance"] == 500
+    decisions = [frame["decision"] for frame in data["deals"][0]["frames"] if "decision" in frame]
+    assert [(d["latency"]["rtt"], d["latency"]["allowed"]) for d in decisions] == [
+        (line["rtt_ms"], line["allowance_ms"]) for line in lines
+    ]
+    assert all(d["latency"]["charged"] == d["think"] - d["latency"]["allowed"] for d in decisions)
 
 
 def test_the_round_trip_is_the_windowed_minimum_of_several_samples() -> None:

@@ -117,6 +117,14 @@ def test_the_start_timeout_comes_from_the_request() -> None:
     assert timed.start_timeout_s == 0.5
 
 
+def test_the_latency_allowance_comes_from_the_request() -> None:
+    assert config_from_request(pb.CreateMatchRequest(variant="danish")).time_control.latency_allowance_ms == 0
+    request = pb.CreateMatchRequest(variant="danish", time_control=pb.TimeControl(latency_allowance_ms=300))
+    time_control = config_from_request(request).time_control
+    assert time_control.latency_allowance_ms == 300
+    assert time_control.message().latency_allowance_ms == 300  # as MatchStart tells the bots
+
+
 # --------------------------------------------------------------------------- a real server
 
 
@@ -186,6 +194,28 @@ def test_a_match_whose_bots_never_come_starts_after_its_start_timeout(tmp_path: 
         else:  # the first decision of a seat that never came ends the match
             assert end["termination"] == "forfeit" and end["forfeited"] in (0, 1, 2)
             assert sum(end["faults"].values()) == 1 and end["faults"][str(end["forfeited"])] == 1
+
+
+def test_an_admin_created_match_keeps_its_latency_allowance(tmp_path: Path) -> None:
+    def session(address: str) -> list[dict[str, Any]]:
+        with admin_channel(address) as channel:
+            admin = pb_grpc.AdminServiceStub(channel)
+            created = admin.CreateMatch(
+                pb.CreateMatchRequest(
+                    variant="danish",
+                    deals=1,
+                    time_control=pb.TimeControl(per_decision_ms=500, latency_allowance_ms=250),
+                    start_timeout_ms=100,  # no bot comes: the server plays the deal
+                )
+            )
+            assert wait_for(admin, created.match_id, {"finished"}, 10) == "finished"
+            replay = admin.GetReplay(pb.GetReplayRequest(match_id=created.match_id)).replay
+            return [json.loads(line) for line in replay.splitlines()]
+
+    lines = on_server(tmp_path, session)
+    assert lines[0]["time_control"]["latency_allowance_ms"] == 250
+    actions = [line for line in lines if line["type"] == "action"]
+    assert actions and all(line["rtt_ms"] is None and line["allowance_ms"] == 0 for line in actions)
 
 
 def converse(

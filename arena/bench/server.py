@@ -1,18 +1,21 @@
 """`arena bench server`: the referee's throughput against plain grpc.aio, in one run.
 
-Three measurements, each with its bots in another process (`server_driver.py`: many bot
+Four measurements, each with its bots in another process (`server_driver.py`: many bot
 streams on one asyncio loop):
 
 1. decisions per second: K concurrent matches whose bots answer at once;
-2. raw round trips per second: a plain grpc.aio bidi ping-pong server with the same
-   number of streams and the same message sizes (the mean request and reply sizes
-   seen in step 1);
-3. resident memory per connected idle bot, with N bots connected.
+2. raw round trips per second (the ratio's): a plain grpc.aio bidi ping-pong server with the
+   same streams (one per seat), the same message sizes (the mean request and reply sizes seen
+   in step 1) and the same round trips in flight: the streams go in rings of one match's seats,
+   each ring passing one message round in turn, as a match asks its seats one at a time;
+3. raw round trips per second unpaced (`raw_unpaced_roundtrips_per_s`, `ratio_unpaced`): the
+   same streams each pinging on its own, so a seat per match in flight at once, which no match
+   can do (the ratio this bench gave before the rings; docs/SERVER.md, "A fair baseline");
+4. resident memory per connected idle bot, with N bots connected.
 
 And the latency the referee adds to a decision: the round trip its bots observe (from a bot
 handing over its answer to the next request reaching a bot of the match) against a raw
-grpc.aio round trip with as many streams as there are decisions in flight (one per match),
-both as median and p99; `added_latency_*` is the difference.
+round trip of step 2, both as median and p99; `added_latency_*` is the difference.
 
 CPU time is reported per decision and per round trip, for the server process (every
 thread) and for the driver, so that a slow run can be told apart from a saturated
@@ -51,8 +54,10 @@ class ServerBench:
     seconds: float
     decisions: int
     decisions_per_s: float
-    raw_roundtrips_per_s: float
+    raw_roundtrips_per_s: float  # the rings: as many round trips in flight as matches
     ratio: float
+    raw_unpaced_roundtrips_per_s: float  # every stream pinging at once
+    ratio_unpaced: float
     request_bytes: int
     reply_bytes: int
     server_cpu_us_per_decision: float
@@ -61,7 +66,7 @@ class ServerBench:
     driver_cpu_us_per_roundtrip: float
     decision_rt_p50_us: int  # bot-observed, from an answer to the next request
     decision_rt_p99_us: int
-    raw_rt_p50_us: int  # raw grpc.aio, `matches` streams: as many round trips in flight
+    raw_rt_p50_us: int  # raw grpc.aio in rings: as many round trips in flight
     raw_rt_p99_us: int
     added_latency_p50_us: int  # what the referee adds to a decision's round trip
     added_latency_p99_us: int
@@ -90,13 +95,12 @@ async def _bench(
     decisions = window.count
     server_cpu, driver_cpu = window.cpu_s
     request_bytes, reply_bytes = _mean_sizes(runners)
-    streams = sum(len(runner.seats) for runner in runners)
-    raw, raw_server_cpu, raw_driver_cpu, _ = await trio.to_thread.run_sync(
-        _raw, streams, seconds, request_bytes, reply_bytes
+    seats = len(runners[0].seats)
+    streams = seats * len(runners)
+    raw, raw_server_cpu, raw_driver_cpu, raw_latency = await trio.to_thread.run_sync(
+        _raw, streams, seconds, request_bytes, reply_bytes, seats
     )
-    *_, raw_latency = await trio.to_thread.run_sync(
-        _raw, matches, max(1.0, seconds / 2), request_bytes, reply_bytes
-    )
+    unpaced, *_ = await trio.to_thread.run_sync(_raw, streams, seconds, request_bytes, reply_bytes)
     rss_per_bot = await _idle_memory(idle_bots, variant_name) if idle_bots else 0.0
     return ServerBench(
         matches=matches,
@@ -105,6 +109,8 @@ async def _bench(
         decisions_per_s=round(window.rate, 1),
         raw_roundtrips_per_s=round(raw, 1),
         ratio=ratio(window.rate, raw),
+        raw_unpaced_roundtrips_per_s=round(unpaced, 1),
+        ratio_unpaced=ratio(window.rate, unpaced),
         request_bytes=request_bytes,
         reply_bytes=reply_bytes,
         server_cpu_us_per_decision=round(server_cpu * 1e6 / max(decisions, 1), 1),
@@ -235,10 +241,10 @@ class _RawServer:
 
 
 def _raw(
-    streams: int, seconds: float, request_bytes: int, reply_bytes: int
+    streams: int, seconds: float, request_bytes: int, reply_bytes: int, ring: int = 1
 ) -> tuple[float, float, float, dict[str, int]]:
     """Round trips per second, server and driver CPU µs per round trip, and the round trips'
-    median and p99 (µs)."""
+    median and p99 (µs); with `ring` > 1 the streams take turns in rings of `ring`."""
     with _RawServer(request_bytes) as server, tempfile.TemporaryDirectory() as tmp:
         spec = {
             "mode": "raw",
@@ -246,6 +252,7 @@ def _raw(
             "streams": streams,
             "seconds": seconds,
             "reply_bytes": reply_bytes,
+            "ring": ring,
         }
         command = driver_command(DRIVER, spec, Path(tmp) / "spec-raw.json")
         # The raw server is a thread of this otherwise idle process.

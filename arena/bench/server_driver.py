@@ -11,7 +11,10 @@ The spec's `mode` says what its streams do:
 - "idle": every bot says Hello and waits; once all are connected the driver prints
   "connected", and they leave when a line comes on stdin;
 - "raw": `streams` plain grpc.aio ping-pong streams to the raw baseline server for
-  `seconds`, each sending `reply_bytes` bytes and waiting for the answer.
+  `seconds`, each sending `reply_bytes` bytes and waiting for the answer; with `ring` = n, the
+  streams go in rings of n that pass one message round in turn (a stream sends, waits for its
+  answer, then the next stream of its ring sends), as a match's seats are asked one at a time:
+  one round trip in flight per ring.
 
 At the end it prints its counts as one JSON line (round trips, its CPU µs and the round trips'
 median and p99 in µs, in raw mode).
@@ -63,6 +66,29 @@ async def _raw(address: str, request: bytes, seconds: float, samples: list[float
     return roundtrips
 
 
+async def _raw_ring(address: str, request: bytes, seconds: float, samples: list[float], streams: int) -> int:
+    """`_raw` for a ring of `streams` streams taking turns: one round trip in flight at a time."""
+    roundtrips = 0
+    clock = time.perf_counter
+    channels = [grpc.aio.insecure_channel(address) for _ in range(streams)]
+    try:
+        calls: list[Any] = [channel.stream_stream(RAW_METHOD)() for channel in channels]
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for call in calls:
+                sent = clock()
+                await call.write(request)
+                await call.read()
+                samples.append(clock() - sent)
+                roundtrips += 1
+        for call in calls:
+            await call.done_writing()
+    finally:
+        for channel in channels:
+            await channel.close()
+    return roundtrips
+
+
 def _us(samples: list[float], p: float) -> int:
     return int(percentile(samples, p) * 1e6)
 
@@ -93,9 +119,12 @@ async def _drive(spec: dict[str, Any]) -> dict[str, int]:
         request = b"x" * spec["reply_bytes"]
         cpu = time.process_time()
         samples: list[float] = []
-        roundtrips = await asyncio.gather(
-            *(_raw(address, request, spec["seconds"], samples) for _ in range(spec["streams"]))
-        )
+        ring, seconds, streams = spec.get("ring", 1), spec["seconds"], spec["streams"]
+        if ring > 1:
+            runs = [_raw_ring(address, request, seconds, samples, ring) for _ in range(streams // ring)]
+        else:
+            runs = [_raw(address, request, seconds, samples) for _ in range(streams)]
+        roundtrips = await asyncio.gather(*runs)
         return {
             "roundtrips": sum(roundtrips),
             "cpu_us": int((time.process_time() - cpu) * 1e6),

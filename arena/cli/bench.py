@@ -42,8 +42,9 @@ def register(commands: Any) -> None:
         "server",
         help="referee throughput against plain grpc.aio, and memory per idle bot",
         description="K concurrent matches with trivial bots in another process over real gRPC, against "
-        "plain grpc.aio ping-pong with as many streams and the same message sizes; then the server's "
-        "resident memory per connected idle bot.",
+        "plain grpc.aio ping-pong with as many streams, the same message sizes and as many round trips "
+        "in flight (rings of one match's streams taking turns; also unpaced, every stream at once); then "
+        "the server's resident memory per connected idle bot.",
     )
     server.add_argument("--matches", type=positive_int, default=16, metavar="K")
     server.add_argument("--seconds", type=seconds, default=5.0, metavar="S")

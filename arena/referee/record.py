@@ -44,11 +44,13 @@ class ReplayFlusher:
     """
 
     def __init__(self) -> None:
-        self.pending: list[ReplayWriter] = []
+        # A set: a match flushes its log before each request, so its writer is added again at
+        # every decision; the flusher flushes it once.
+        self.pending: set[ReplayWriter] = set()
         self.wake = trio.Event()
 
     def add(self, writer: ReplayWriter) -> None:
-        self.pending.append(writer)
+        self.pending.add(writer)
         self.wake.set()
 
     async def run(self) -> None:
@@ -56,7 +58,7 @@ class ReplayFlusher:
             await self.wake.wait()
             await trio.sleep(FLUSH_AFTER_S)
             self.wake = trio.Event()
-            writers, self.pending = self.pending, []
+            writers, self.pending = self.pending, set()
             for writer in writers:
                 try:
                     writer.flush()

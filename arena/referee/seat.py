@@ -62,7 +62,10 @@ class TimeControl:
 
     def message(self) -> pb.TimeControl:
         return pb.TimeControl(
-            per_decision_ms=self.per_decision_ms, bank_ms=self.bank_ms, increment_ms=self.increment_ms
+            per_decision_ms=self.per_decision_ms,
+            bank_ms=self.bank_ms,
+            increment_ms=self.increment_ms,
+            latency_allowance_ms=self.latency_allowance_ms,
         )
 
 

@@ -66,7 +66,12 @@ def replay_data(replay: Replay, analysis: Analysis | None = None) -> dict[str, A
         "names": list(h.get("seats", [])),
         "bots": bots,
         "seats": variant.seats,
-        "clock": {"perDecision": per, "bank": bank, "increment": increment},
+        "clock": {
+            "perDecision": per,
+            "bank": bank,
+            "increment": increment,
+            "latencyAllowance": replay.latency_allowance_ms,
+        },
         "faultPolicy": h.get("fault_policy"),
         "deals": deals,
         "matchEnd": replay.match_end,
@@ -183,6 +188,12 @@ def _deal_data(
             point = points.get((log.index, decision.step))
             if point is not None:
                 frame["decision"]["analysis"] = _point_data(point)
+            if replay.latency_allowance_ms:  # as `arena replay show` prints it beside the think time
+                frame["decision"]["latency"] = {
+                    "rtt": decision.rtt_ms,  # null: no estimate yet
+                    "allowed": decision.allowance_ms,
+                    "charged": clock.charged_ms,
+                }
         frames.append(frame)
     return {
         "index": log.index,

@@ -198,7 +198,9 @@ function renderHeader() {
   const c = DATA.clock;
   document.getElementById("meta").textContent =
     `seed ${DATA.seed} · ${DATA.dealerTurns} dealer turns · clock ${ms(c.perDecision)} per decision + bank ` +
-    `${ms(c.bank)}${c.increment ? " (+" + ms(c.increment) + ")" : ""} · fault policy ${DATA.faultPolicy} · ` +
+    `${ms(c.bank)}${c.increment ? " (+" + ms(c.increment) + ")" : ""}` +
+    (c.latencyAllowance ? ` · latency allowance up to ${ms(c.latencyAllowance)} per decision` : "") +
+    ` · fault policy ${DATA.faultPolicy} · ` +
     DATA.names.map((n, i) => `seat ${i}: ${n}`).join(" · ");
   const views = document.getElementById("views");
   const buttons = [el("button", { "data-view": "all", text: "all hands" })];
@@ -307,7 +309,9 @@ function renderDecision(frame, d, viewer) {
     box.append(el("h2", { text: mine ? `your decision (seat ${d.seat})` : `decision ${frame.step} · seat ${d.seat}` }));
     box.append(el("div", { id: "answer", text: `${mine ? "answered" : "played"} ${d.action}` }));
     box.append(el("div", { id: "think",
-      text: `think ${d.think} ms of ${d.limit} ms (${DATA.clock.perDecision} + bank ${d.bank})` }));
+      text: `think ${d.think} ms of ${d.limit} ms (${DATA.clock.perDecision} + bank ${d.bank})` +
+        (d.latency ? ` · ${d.latency.rtt === null ? "no estimate yet" : `rtt ${d.latency.rtt} ms`}, ` +
+          `${d.latency.allowed} ms allowed, ${d.latency.charged} ms charged` : "") }));
     const legal = frame.views[d.seat].legal || [];
     const list = el("div", { class: "legal", id: "offered" });
     const a = d.analysis || null;

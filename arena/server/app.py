@@ -96,6 +96,7 @@ def config_from_request(request: pb.CreateMatchRequest) -> MatchConfig:
         per_decision_ms=tc.per_decision_ms or DEFAULT_TIME_CONTROL.per_decision_ms,
         bank_ms=tc.bank_ms if tc.ByteSize() else DEFAULT_TIME_CONTROL.bank_ms,
         increment_ms=tc.increment_ms,
+        latency_allowance_ms=tc.latency_allowance_ms,
     )
     return MatchConfig(
         variant=variant,

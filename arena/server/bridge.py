@@ -49,9 +49,10 @@ class Bridge:
         # call itself; so calls are queued and one wake-up drains everything queued so far.
         self._to_aio: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self._aio_wake_pending = False
-        # The trio task that wakes the aio loop once trio's current batch of tasks has run.
-        self._aio_waker: trio.lowlevel.Task | None = None
-        self._aio_waker_parked = False
+        # Set on the trio thread when a call is queued for the aio loop and the loop is not woken
+        # yet; `_AioWaker`, a trio instrument, wakes it once trio's current batch of tasks has run.
+        self._aio_wake_due = False
+        self._aio_waker: _AioWaker | None = None
         self._to_trio: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self._trio_wake_pending = False
 
@@ -106,34 +107,26 @@ class Bridge:
     def to_aio(self, fn: Callable[..., Any], *args: Any) -> None:
         """From the trio thread: run `fn(*args)` on the aio loop soon; a closed loop is ignored.
 
-        The aio loop is not woken here but by `_wake_aio`, a task that runs after every task
-        trio had ready: all the matches answered in one wake-up of trio send their requests with
-        one wake-up of the aio loop, and the aio thread does not take the GIL from trio while trio
-        still has work (a wake-up in the middle of the batch cost a GIL hand-over each time).
+        The aio loop is not woken here but by `_AioWaker`, just before trio waits for I/O, i.e.
+        once every task trio had ready has run: all the matches answered in one wake-up of trio
+        send their requests with one wake-up of the aio loop, and the aio thread does not take the
+        GIL from trio while trio still has work (a wake-up in the middle of the batch cost a GIL
+        hand-over each time).
         """
         self._to_aio.append((fn, args))
         if not self._aio_wake_pending:
             self._aio_wake_pending = True
+            self._aio_wake_due = True
             if self._aio_waker is None:
-                self._aio_waker = trio.lowlevel.spawn_system_task(self._wake_aio, name="bridge: wake aio")
-            elif self._aio_waker_parked:
-                self._aio_waker_parked = False
-                trio.lowlevel.reschedule(self._aio_waker)
+                self._aio_waker = _AioWaker(self)
+                trio.lowlevel.add_instrument(self._aio_waker)
 
-    async def _wake_aio(self) -> None:  # a trio system task: it must never raise
-        while True:
-            if self._aio_wake_pending:
-                with contextlib.suppress(RuntimeError):
-                    self.loop.call_soon_threadsafe(self._drain_to_aio)
-            self._aio_waker_parked = True
-            try:
-                await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.SUCCEEDED)
-            except trio.Cancelled:  # the trio run ends: wake the loop for what is queued, and stop
-                self._aio_waker_parked = False  # never rescheduled again
-                if self._aio_wake_pending:
-                    with contextlib.suppress(RuntimeError):
-                        self.loop.call_soon_threadsafe(self._drain_to_aio)
-                return
+    def wake_aio(self) -> None:  # trio thread
+        """Wake the aio loop for the calls queued since it was last woken, if any."""
+        if self._aio_wake_due:
+            self._aio_wake_due = False
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                self.loop.call_soon_threadsafe(self._drain_to_aio)
 
     def _drain_to_aio(self) -> None:  # aio thread
         self._aio_wake_pending = False
@@ -146,6 +139,59 @@ class Bridge:
                 log.exception("bridge callback failed", callback=getattr(fn, "__qualname__", repr(fn)))
 
 
+class Outbox:
+    """The messages waiting for one stream's writer, on the aio thread: `asyncio.Queue`'s
+    `put_nowait`, `get` and `qsize` for the one task that reads it, and nothing more.
+
+    A message goes through it on every decision; `asyncio.Queue`'s bookkeeping (counting
+    unfinished tasks, an `Event` cleared per put, a loop check per get) was about a tenth of the
+    aio thread's time at 16 matches (docs/SERVER.md, "The profile again").
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def get(self) -> Any:
+        while not self._items:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                if self._waiter is waiter:  # cancelled while waiting
+                    self._waiter = None
+        return self._items.popleft()
+
+
+class _AioWaker(trio.abc.Instrument):
+    """Wakes the bridge's aio loop right before trio waits for I/O (after every task it had ready).
+
+    A trio system task did this before, woken by the first call queued: that cost a task step and
+    one more turn of trio's loop (with its own `epoll_wait`) per batch, which at one match is one
+    per decision. An instrument's hook must not raise (trio would drop it): `wake_aio` does not.
+    """
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+
+    def before_io_wait(self, timeout: float) -> None:
+        self.bridge.wake_aio()
+
+
 _link_ids = itertools.count(1)
 
 
@@ -156,7 +202,7 @@ class BotLink:
         self.id = next(_link_ids)
         self.bridge = bridge
         self.peer = peer
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue()  # created and used on the aio thread
+        self.outbox = Outbox()  # used on the aio thread only
         self.open = True  # trio-side view: False once closed or disconnected
 
     def send(self, message: Any) -> None:

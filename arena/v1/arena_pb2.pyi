@@ -59,14 +59,16 @@ class ServerMessage(_message.Message):
     def __init__(self, match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., events: _Optional[_Union[EventBatch, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
 
 class TimeControl(_message.Message):
-    __slots__ = ("per_decision_ms", "bank_ms", "increment_ms")
+    __slots__ = ("per_decision_ms", "bank_ms", "increment_ms", "latency_allowance_ms")
     PER_DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     INCREMENT_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_ALLOWANCE_MS_FIELD_NUMBER: _ClassVar[int]
     per_decision_ms: int
     bank_ms: int
     increment_ms: int
-    def __init__(self, per_decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., increment_ms: _Optional[int] = ...) -> None: ...
+    latency_allowance_ms: int
+    def __init__(self, per_decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., increment_ms: _Optional[int] = ..., latency_allowance_ms: _Optional[int] = ...) -> None: ...
 
 class MatchStart(_message.Message):
     __slots__ = ("match_id", "variant", "options", "seat", "seat_names", "time_control", "deals", "server_version")
