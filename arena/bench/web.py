@@ -35,6 +35,7 @@ from ..referee.runner import MatchRunner
 from ..server.app import serve
 from ..standing.store import Store
 from ..web.app import Site, serve_site
+from ..web.feed import FRAME_S
 from .common import Window, driver_command, ratio, rss_kib
 from .server import start_quick_matches
 
@@ -45,6 +46,7 @@ VIEWERS = "arena.bench.web_viewers"
 class WebBench:
     matches: int
     viewers: int
+    frame_s: float
     seconds_per_window: float
     windows: int
     decisions_per_s_0: float
@@ -62,20 +64,22 @@ class WebBench:
         return asdict(self)
 
 
-def bench_web(matches: int = 4, viewers: int = 200, seconds: float = 10, rounds: int = 1) -> WebBench:
-    if matches < 1 or viewers < 1 or seconds <= 0 or rounds < 1:
-        raise ValueError("matches, viewers, seconds and rounds must be positive")
-    return trio.run(_bench, matches, viewers, seconds, rounds)
+def bench_web(
+    matches: int = 4, viewers: int = 200, seconds: float = 10, rounds: int = 1, frame_s: float = FRAME_S
+) -> WebBench:
+    if matches < 1 or viewers < 1 or seconds <= 0 or rounds < 1 or frame_s <= 0:
+        raise ValueError("matches, viewers, seconds, rounds and the frame must be positive")
+    return trio.run(_bench, matches, viewers, seconds, rounds, frame_s)
 
 
-async def _bench(matches: int, viewers: int, seconds: float, rounds: int) -> WebBench:
+async def _bench(matches: int, viewers: int, seconds: float, rounds: int, frame_s: float) -> WebBench:
     variant = find_variant("grosstarock")
     with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
         store = Store(str(Path(tmp) / "arena.db"))
         try:
             async with trio.open_nursery() as nursery:
                 hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
-                http_port = await nursery.start(serve_site, Site(hub, store), "127.0.0.1", 0)
+                http_port = await nursery.start(serve_site, Site(hub, store, frame_s=frame_s), "127.0.0.1", 0)
                 # Its stdin stays open (and unwritten) for the whole run: at its end the bots stop.
                 runners, players = await start_quick_matches(hub, port, matches, variant, Path(tmp))
                 await trio.sleep(0.5)  # warm up
@@ -86,7 +90,7 @@ async def _bench(matches: int, viewers: int, seconds: float, rounds: int) -> Web
                 nursery.cancel_scope.cancel()
         finally:
             store.close()
-    return WebBench(matches=matches, viewers=viewers, **result)
+    return WebBench(matches=matches, viewers=viewers, frame_s=frame_s, **result)
 
 
 async def _windows(

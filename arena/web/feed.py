@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -33,13 +35,17 @@ from ..live import Hub
 from ..referee.runner import MatchRunner
 from ..v1 import arena_pb2 as pb
 
+KEEP_ENDED = 500
+"""Ended matches of this server listed by the site (as the hub keeps for ListMatches); the
+standing arena's are in its store as well, for good."""
+
 FRAME_S = 0.5
 """The time between two updates to one viewer: many decisions make one update."""
 
 
-def next_frame(now: float) -> float:
+def next_frame(now: float, frame_s: float = FRAME_S) -> float:
     """The next tick of the viewers' shared clock after `now` (trio time)."""
-    return (math.floor(now / FRAME_S) + 1) * FRAME_S
+    return (math.floor(now / frame_s) + 1) * frame_s
 
 
 def encode_update(events: list[str]) -> bytes:
@@ -122,11 +128,11 @@ class MatchFeed:
             update = self._updates[cursor] = encode_update(events) if events else b""
         return update, max(cursor, end)
 
-    def snapshot(self) -> dict[str, Any]:
-        """The current position: the match, its scores so far and the current deal's events."""
-        events = self.events_since(self.base)
+    def snapshot(self) -> str:
+        """The current position as JSON text: the match, its scores so far and the current
+        deal's events (their JSON texts joined, not decoded and encoded again)."""
         c = self.runner.config
-        return {
+        head = {
             "match_id": self.match_id,
             "variant": c.variant.name,
             "seats": list(c.seat_names),
@@ -134,8 +140,8 @@ class MatchFeed:
             "deals_done": self.deals_done,
             "scores": self.scores,
             "state": self.runner.state.value,
-            "events": [json.loads(e) for e in events],
         }
+        return json.dumps(head)[:-1] + ', "events": [' + ",".join(self.events_since(self.base)) + "]}"
 
     async def wait_past(self, cursor: int) -> None:
         """Return once there is an event at or past `cursor`, or the match has ended."""
@@ -143,21 +149,78 @@ class MatchFeed:
             await self._lot.park()
 
 
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def match_summary(runner: MatchRunner, started_ms: int, finished_ms: int | None) -> dict[str, Any]:
+    """A match of this server as the site lists it (as `data.match` gives a stored one)."""
+    c = runner.config
+    return {
+        "match_id": runner.match_id,
+        "variant": c.variant.name,
+        "deals": c.deals,
+        "state": runner.state.value,
+        "termination": runner.termination,
+        "started_ms": started_ms,
+        "finished_ms": finished_ms,
+        "has_replay": runner.replay_path is not None,
+        "seats": [
+            {"bot": seat.name, "score": score, "faults": len(seat.faults)}
+            for seat, score in zip(runner.seats, runner.match.scores, strict=True)
+        ],
+        "deals_done": runner.match.turns_done,
+    }
+
+
 class Feeds:
-    """A feed for every match the hub creates from now on, while it runs."""
+    """A feed for every match the hub creates from now on, while it runs, and a summary of the
+    last `KEEP_ENDED` that ended: every match this server ran since it started, whoever
+    created it (the standing arena, an operator's CreateMatch)."""
 
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
         self.feeds: dict[str, MatchFeed] = {}
+        self._started_ms: dict[str, int] = {}  # of the running ones
+        self._ended: OrderedDict[str, dict[str, Any]] = OrderedDict()
         hub.match_watchers.append(self._watch)
 
     def _watch(self, runner: MatchRunner) -> None:
         feed = MatchFeed(runner, self._closed)
         self.feeds[runner.match_id] = feed
+        self._started_ms[runner.match_id] = now_ms()
         runner.spectators.append(feed)
 
     def _closed(self, feed: MatchFeed) -> None:
         self.feeds.pop(feed.match_id, None)
+        started = self._started_ms.pop(feed.match_id, now_ms())
+        self._ended[feed.match_id] = match_summary(feed.runner, started, now_ms())
+        while len(self._ended) > KEEP_ENDED:
+            self._ended.popitem(last=False)
 
     def get(self, match_id: str) -> MatchFeed | None:
         return self.feeds.get(match_id)
+
+    def summary(self, match_id: str) -> dict[str, Any] | None:
+        """A match of this server, running or among the last ended, or None."""
+        feed = self.feeds.get(match_id)
+        if feed is not None:
+            return match_summary(feed.runner, self._started_ms[match_id], None)
+        ended = self._ended.get(match_id)
+        return dict(ended, seats=[dict(s) for s in ended["seats"]]) if ended is not None else None
+
+    def matches(self, bot: str = "", state: str = "", before_ms: int = 0) -> list[dict[str, Any]]:
+        """This server's matches, newest first, optionally with a seat named `bot`, in `state`,
+        started before `before_ms`."""
+        found = []
+        for match_id in [*self.feeds, *self._ended]:
+            match = self.summary(match_id)
+            if match is None:
+                continue
+            if bot and not any(seat["bot"] == bot for seat in match["seats"]):
+                continue
+            if (state and match["state"] != state) or (before_ms and match["started_ms"] >= before_ms):
+                continue
+            found.append(match)
+        found.sort(key=lambda m: (m["started_ms"], m["match_id"]), reverse=True)
+        return found
