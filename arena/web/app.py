@@ -39,7 +39,7 @@ from ..replay.verify import verify_replay
 from ..standing.service import StandingArena
 from ..standing.store import Store, UnknownBotError
 from . import data
-from .feed import FRAME_S, Feeds, MatchFeed, next_frame
+from .feed import FRAME_S, Feeds, MatchFeed, ViewerClock
 
 log = structlog.get_logger()
 
@@ -51,8 +51,6 @@ MAX_VIEWERS = 2000
 SEND_TIMEOUT_S = 10.0
 """A live viewer one of whose writes waits this long (its socket buffers are full: it does
 not read) is dropped: its stream ends and its connection is closed."""
-VIEWER_GROUPS = 10
-"""Live viewers are woken in this many groups spread over each frame (see `_follow`)."""
 SEND_BUFFER_BYTES = 64 * 1024
 """The kernel's send buffer of each site connection (Linux doubles it for its bookkeeping)."""
 
@@ -69,12 +67,13 @@ class Site:
     send_timeout_s: float = SEND_TIMEOUT_S
     frame_s: float = FRAME_S
     feeds: Feeds = field(init=False)
+    clock: ViewerClock = field(init=False)
     history: data.RatingHistory = field(init=False)
     viewers: int = 0
-    followed: int = 0  # live streams opened so far
 
     def __post_init__(self) -> None:
         self.feeds = Feeds(self.hub)
+        self.clock = ViewerClock(self.frame_s)
         self.history = data.RatingHistory(self.store, self.hub.replay_dir)
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -230,20 +229,14 @@ async def _ended(match: dict[str, Any]) -> AsyncIterator[dict[str, str]]:
 
 async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str] | bytes]:
     site.viewers += 1
-    site.followed += 1
-    # The viewers take turns by group: those of one group wake on the same tick (trio wakes
-    # them in one batch and the first of them makes the update they share), the groups a
-    # fraction of a frame apart, so that the referee waits for one group's writes at a time,
-    # never for every viewer's at once.
-    offset = (site.followed % VIEWER_GROUPS) * site.frame_s / VIEWER_GROUPS
+    group = site.clock.group()
     try:
         snapshot = feed.snapshot()
         cursor = feed.end
         yield {"event": "position", "data": snapshot}
         while feed.open:
             await feed.wait_past(cursor)
-            frame = next_frame(trio.current_time() - offset, site.frame_s) + offset
-            await trio.sleep_until(frame)
+            frame = await site.clock.tick(group)
             update, cursor = feed.update_at(frame, cursor)
             if update:
                 yield update
@@ -422,6 +415,7 @@ async def serve_site(
         await worker_serve(app, config, sockets=sockets, task_status=task_status)
 
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(site.clock.run)
         await nursery.start(run)
         log.info("web site listening", url=f"http://{host}:{bound}/")
         task_status.started(bound)

@@ -4,10 +4,10 @@ A `MatchFeed` is one more spectator link of a match (the runner's `broadcast` se
 same `pb.Event`s as the gRPC Spectate stream: played cards, bids, a discard without its
 card). The runner calls `send` on the trio thread and it only appends to a list and wakes
 the parked viewers: it never waits and never copies an event per viewer. Each viewer keeps
-only a cursor into that list. Viewers wake together on a shared clock, every `FRAME_S`
-(`next_frame`), and the first one of a frame makes that frame's update, encoded once as the
-bytes of a server-sent event, which every viewer at the same cursor then sends as it is: the
-work per viewer per frame is one wakeup and one socket write.
+only a cursor into that list. Viewers wake by groups on a shared clock (`ViewerClock`), each
+every `FRAME_S`, and the first one of a group's tick makes that tick's update, encoded once as
+the bytes of a server-sent event, which every viewer at the same cursor then sends as it is:
+the work per viewer per frame is one wakeup and one socket write.
 
 A viewer whose connection does not take its data is dropped by the HTTP side when one write
 has waited `send_timeout_s` (app.py); until then it holds a cursor and the one update it is
@@ -41,11 +41,49 @@ standing arena's are in its store as well, for good."""
 
 FRAME_S = 0.5
 """The time between two updates to one viewer: many decisions make one update."""
+VIEWER_GROUPS = 10
+"""Live viewers wake in this many groups spread over each frame (`ViewerClock`)."""
 
 
-def next_frame(now: float, frame_s: float = FRAME_S) -> float:
-    """The next tick of the viewers' shared clock after `now` (trio time)."""
-    return (math.floor(now / frame_s) + 1) * frame_s
+class ViewerClock:
+    """When live viewers send their updates: each viewer every `frame_s`, the viewers dealt
+    round `groups` groups whose ticks are spread over the frame.
+
+    One task keeps the time and, at a group's tick, wakes the group's parked viewers at once:
+    trio runs them in one batch, and the first of them makes the update that the others at the
+    same cursor send as it is. The referee waits for one group's writes at a time, never for
+    every viewer's at once, and a viewer's wait is a parking lot's (no timer of its own)."""
+
+    def __init__(self, frame_s: float = FRAME_S, groups: int = VIEWER_GROUPS) -> None:
+        self.frame_s = frame_s
+        self.groups = groups
+        self._lots = [trio.lowlevel.ParkingLot() for _ in range(groups)]
+        self._ticks = [0.0] * groups  # each group's last tick (trio time): the frame's name
+        self._dealt = 0
+        self._wanted = trio.Event()
+
+    def group(self) -> int:
+        """The group of a new viewer."""
+        self._dealt += 1
+        return self._dealt % self.groups
+
+    async def tick(self, group: int) -> float:
+        """Wait for the group's next tick; its time, the same for every viewer of the group."""
+        self._wanted.set()
+        await self._lots[group].park()
+        return self._ticks[group]
+
+    async def run(self) -> None:
+        step = self.frame_s / self.groups
+        while True:
+            if not any(self._lots):  # nobody waits: sleep until a viewer does
+                self._wanted = trio.Event()
+                await self._wanted.wait()
+            tick = (math.floor(trio.current_time() / step) + 1) * step
+            await trio.sleep_until(tick)
+            group = round(tick / step) % self.groups
+            self._ticks[group] = tick
+            self._lots[group].unpark_all()
 
 
 def encode_update(events: list[str]) -> bytes:
@@ -54,9 +92,45 @@ def encode_update(events: list[str]) -> bytes:
 
 
 def event_dict(event: pb.Event) -> dict[str, Any]:
-    """A public event as JSON data: `{"deal": 0, "action_taken": {"seat": 1, "action": {...}}}`."""
-    data = MessageToDict(event, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    return data
+    """A public event as JSON data: `{"deal": 0, "action_taken": {"seat": 1, "action": {...}}}`.
+
+    The same as protobuf's `MessageToDict` (field names as in the proto, every field), read
+    field by field: `MessageToDict` works through descriptors and costs more than the
+    referee's own work on a decision, and every event of a watched match passes here once."""
+    kind = event.WhichOneof("kind")
+    body: dict[str, Any]
+    if kind == "action_taken":
+        taken = event.action_taken
+        body = {"seat": taken.seat}
+        if taken.HasField("action"):
+            a = taken.action
+            body["action"] = {"type": a.type, "card": a.card, "suit": a.suit, "name": a.name}
+    elif kind == "trick_completed":
+        trick = event.trick_completed
+        body = {"number": trick.number, "winner": trick.winner}
+    elif kind == "deal_started":
+        started = event.deal_started
+        body = {"dealer": started.dealer, "pots": dict(started.pots)}
+    elif kind == "deal_ended":
+        ended = event.deal_ended
+        body = {
+            "annulled": ended.annulled,
+            "card_points": list(ended.card_points),
+            "deltas": list(ended.deltas),
+            "pots": dict(ended.pots),
+            "scores": list(ended.scores),
+        }
+    elif kind == "fault":
+        fault = event.fault
+        body = {"seat": fault.seat, "kind": fault.kind, "detail": fault.detail}
+    else:  # no kind
+        return json_mapping(event)
+    return {"deal": event.deal, kind: body}
+
+
+def json_mapping(message: Any) -> dict[str, Any]:
+    """Protobuf's JSON mapping of a message, with the proto's field names and every field."""
+    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
 
 
 class MatchFeed:
