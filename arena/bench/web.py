@@ -53,6 +53,7 @@ class WebBench:
     decisions_per_s_n: float
     ratio: float
     slowdown: float
+    round_ratios: list[float]
     server_cpu_us_per_decision_0: float
     server_cpu_us_per_decision_n: float
     rss_per_viewer_kib: float
@@ -129,7 +130,11 @@ async def _windows(
             received.append(json.loads(await lines.next()) | {"seconds": window.seconds})
         await viewers.wait()
         await trio.sleep(0.5)  # the server closes the viewers' streams
-    rate = {side: sum(w.count for w in ws) / sum(w.seconds for w in ws) for side, ws in sides.items()}
+    rate = {side: _rate(ws) for side, ws in sides.items()}
+    # Each round's own n / 0 (its two windows of each side): how much the ratio moved in the run.
+    round_ratios = [
+        ratio(_rate(sides[1][2 * r : 2 * r + 2]), _rate(sides[0][2 * r : 2 * r + 2])) for r in range(rounds)
+    ]
     cpu = {
         side: sum(w.cpu_s[0] for w in ws) * 1e6 / max(1, sum(w.count for w in ws))
         for side, ws in sides.items()
@@ -142,6 +147,7 @@ async def _windows(
         "decisions_per_s_n": round(rate[1], 1),
         "ratio": ratio(rate[1], rate[0]),
         "slowdown": round(1 - rate[1] / rate[0], 3),
+        "round_ratios": round_ratios,
         "server_cpu_us_per_decision_0": round(cpu[0], 1),
         "server_cpu_us_per_decision_n": round(cpu[1], 1),
         "rss_per_viewer_kib": round(rss_per_viewer, 1),
@@ -149,6 +155,10 @@ async def _windows(
         "viewer_bytes_per_s": round(sum(r["bytes"] / r["seconds"] for r in received) / len(received)),
         "viewer_updates_min": min(r["updates_min"] for r in received),
     }
+
+
+def _rate(windows: list[Window]) -> float:
+    return sum(w.count for w in windows) / sum(w.seconds for w in windows)
 
 
 class _Lines:
