@@ -4,11 +4,13 @@ One process runs the referee server and the web site in one trio loop, as `arena
 --http` does. K matches of quick bots (`server_driver.py`, another process) play the whole
 time, as in `arena bench server`. The run alternates windows without viewers and windows
 with `viewers` live-table streams connected (`web_viewers.py`, a third process, spreading
-them over the K matches), in the order 0, N, N, 0 (repeated `rounds` times) so that a drift
-of the machine's speed falls on both sides alike. Reported:
+them over the K matches; each is sent an update every `frame_s`), in the order 0, N, N, 0
+(repeated `rounds` times) so that a drift of the machine's speed falls on both sides alike.
+Reported:
 
 - `decisions_per_s_0` and `decisions_per_s_n`: the referee's decisions per second in the
-  windows without and with viewers, and their ratio (`slowdown` is 1 − ratio);
+  windows without and with viewers, and their ratio (`slowdown` is 1 − ratio); `round_ratios`,
+  each round's own ratio, show how much it moved within the run (on a shared machine, a lot);
 - `server_cpu_us_per_decision_*`: the server process's CPU time per decision on each side;
 - `viewers_process_cpu_share`: the CPU the viewers' own process used (seconds per second):
   on a machine with few cores it competes with the server for them;

@@ -241,7 +241,7 @@ def match_summary(runner: MatchRunner, started_ms: int, finished_ms: int | None)
         "has_replay": runner.replay_path is not None,
         "seats": [
             {"bot": seat.name, "score": score, "faults": len(seat.faults)}
-            for seat, score in zip(runner.seats, runner.match.scores, strict=True)
+            for seat, score in zip(runner.seats, runner.match.scores, strict=False)
         ],
         "deals_done": runner.match.turns_done,
     }
