@@ -41,6 +41,7 @@ from arena.standing.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from arena.web.app import Site, serve_site
+from arena.web.feed import event_dict, json_mapping
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -460,3 +461,133 @@ async def _read_all(stream: trio.SocketStream, into: list[bytes]) -> None:
         into.append(chunk)
         if b"event: end" in b"".join(into[-2:]):
             return
+
+
+def test_an_operators_match_is_listed_with_the_arenas(arena: Arena, page: Any) -> None:
+    """A match an operator creates (CreateMatch) is one of this server's matches too: listed
+    while it waits for its bots and once it has ended, unrated, its seat names plain text."""
+    with admin_channel(arena.grpc, OPERATOR) as channel:
+        created = pb_grpc.AdminServiceStub(channel).CreateMatch(
+            pb.CreateMatchRequest(
+                variant="grosstarock", deals=1, seat_names=["house-a", "house-b", XSS], start_timeout_ms=1500
+            )
+        )
+    match_id = created.match_id
+    [waiting] = arena.api("/api/matches?bot=house-a")["matches"]
+    assert (waiting["match_id"], waiting["state"], waiting["standing"]) == (match_id, "waiting", False)
+    assert [s["bot"] for s in waiting["seats"]] == ["house-a", "house-b", XSS]
+    assert match_id in {m["match_id"] for m in arena.api("/api/matches?state=waiting")["matches"]}
+    # No bot comes: after the start timeout the referee plays every seat's default and it ends.
+    wait_for(lambda: arena.api(f"/api/matches/{match_id}")["state"] == "finished", 30, "the match to end")
+    [finished] = arena.api("/api/matches?bot=house-b&state=finished")["matches"]
+    assert finished["match_id"] == match_id and finished["has_replay"] and not finished["standing"]
+    assert finished["finished_ms"] >= finished["started_ms"]
+    listed = arena.api("/api/matches")["matches"]
+    assert match_id in {m["match_id"] for m in listed}
+    assert all(m["standing"] for m in listed if m["match_id"] != match_id)
+    assert [m["started_ms"] for m in listed] == sorted((m["started_ms"] for m in listed), reverse=True)
+    assert not arena.api("/api/matches?bot=house-a&state=running")["matches"]
+    assert match_id not in {m["match_id"] for m in arena.api("/api/matches?bot=alpha")["matches"]}
+    assert arena.get(f"/matches/{match_id}")[0] == 200  # the replay viewer
+    page.goto(arena.url + "/matches?bot=house-a")
+    page.wait_for_selector("#matches table")
+    row = page.locator("#matches tbody tr")
+    assert row.count() == 1
+    assert "unrated" in row.inner_text() and XSS in row.inner_text()
+    assert row.locator("a[href^='/bots/']").count() == 0  # not registered bots: no page to link to
+    assert row.locator(f"a[href='/matches/{match_id}']").count() == 1
+    # Standings are the standing arena's alone.
+    assert {s["bot"] for s in arena.api("/api/standings")["standings"]} == set(BOTS)
+
+
+PHONE = {"width": 375, "height": 667}
+LAYOUT = """() => {
+  const width = document.documentElement.clientWidth;
+  const scroller = (node) => {
+    for (let up = node.parentElement; up; up = up.parentElement) {
+      const overflow = getComputedStyle(up).overflowX;
+      if (overflow === "auto" || overflow === "scroll") return up;
+    }
+    return null;
+  };
+  const outside = [];
+  const small = [];
+  for (const node of document.body.querySelectorAll("*")) {
+    const box = node.getBoundingClientRect();
+    if (!box.width || !box.height) continue;
+    if ((box.right > width + 0.5 || box.left < -0.5) && !scroller(node)) {
+      outside.push(node.tagName + ": " + Math.round(box.right));
+    }
+    const text = [...node.childNodes].some((c) => c.nodeType === Node.TEXT_NODE && c.textContent.trim());
+    // An SVG's text is drawn scaled with its viewBox: its size on the screen is what counts.
+    const scale = node instanceof SVGGraphicsElement ? node.getScreenCTM().a : 1;
+    if (text && parseFloat(getComputedStyle(node).fontSize) * scale < 12) {
+      small.push(node.tagName + ": " + node.textContent.slice(0, 30));
+    }
+  }
+  const scrollWidth = document.documentElement.scrollWidth;
+  return { width, innerWidth: window.innerWidth, scrollWidth, outside, small };
+}"""
+
+
+def test_the_four_pages_stay_readable_on_a_phone(arena: Arena, browser: Any) -> None:
+    """At a phone's width (375×667 CSS pixels, as a phone lays pages out), no page is wider
+    than the screen (only a wide table scrolls, inside its own box) and no text is smaller
+    than 12 px."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    bots: list[subprocess.Popen[str]] = []
+    try:
+        page = context.new_page()
+        pages = [
+            ("leaderboard", "/", "#board table"),
+            ("bot", "/bots/gamma", "svg.plot"),
+            ("matches", "/matches", "#matches table"),
+            ("live", "", "#seats .seat"),
+        ]
+        for name, path, ready in pages:
+            if name == "live":
+                bots = arena.play(matches=1, delay=0.05)
+                running = wait_for(lambda: arena.api("/api/matches?state=running")["matches"], 30, "a match")
+                path = f"/matches/{running[0]['match_id']}/live"
+            page.goto(arena.url + path)
+            page.wait_for_selector(ready)
+            layout = page.evaluate(LAYOUT)
+            # A page without a viewport meta would be laid out 980 px wide and shrunk.
+            assert layout["width"] == layout["innerWidth"] == PHONE["width"], (path, layout)
+            assert layout["scrollWidth"] <= PHONE["width"], (path, layout)
+            assert not layout["outside"], (path, layout["outside"])
+            assert not layout["small"], (path, layout["small"])
+            if name in ("leaderboard", "live"):  # the two docs/ARENA.md shows
+                screenshot(page, "phone-" + name)
+    finally:
+        context.close()
+        for bot in bots:
+            bot.communicate(timeout=60)
+
+
+def test_an_events_json_is_protobufs_own_json_mapping() -> None:
+    """The live stream's events are read field by field (fast), with the same result as
+    protobuf's `MessageToDict` (`json_mapping`): every kind, set and unset fields. A field added
+    to the protocol and not to `event_dict` fails here (MessageToDict prints it with its default)."""
+    events = [
+        pb.Event(deal=0, deal_started=pb.DealStarted(dealer=2, pots={"pagat": 3, "king": -1})),
+        pb.Event(deal=0, deal_started=pb.DealStarted()),
+        pb.Event(deal=1, action_taken=pb.ActionTaken(seat=1, action=pb.Action(type="play", card="T21"))),
+        pb.Event(deal=1, action_taken=pb.ActionTaken(seat=2, action=pb.Action(type="x", suit="H", name="n"))),
+        pb.Event(deal=1, action_taken=pb.ActionTaken(seat=0, action=pb.Action(type="discard"))),
+        pb.Event(deal=1, action_taken=pb.ActionTaken(seat=2)),
+        pb.Event(deal=2, trick_completed=pb.TrickCompleted(number=3, winner=1)),
+        pb.Event(deal=2, trick_completed=pb.TrickCompleted()),
+        pb.Event(
+            deal=2,
+            deal_ended=pb.DealEnded(
+                annulled=True, card_points=[40, 20, 10], deltas=[-1, 0, 1], pots={"x": -2}, scores=[5, -5, 0]
+            ),
+        ),
+        pb.Event(deal=2, deal_ended=pb.DealEnded()),
+        pb.Event(deal=0, fault=pb.Fault(seat=1, kind="timeout", detail="<b>late</b>")),
+        pb.Event(deal=0, fault=pb.Fault()),
+        pb.Event(deal=4),
+    ]
+    for event in events:
+        assert event_dict(event) == json_mapping(event), event

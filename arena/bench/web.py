@@ -4,11 +4,13 @@ One process runs the referee server and the web site in one trio loop, as `arena
 --http` does. K matches of quick bots (`server_driver.py`, another process) play the whole
 time, as in `arena bench server`. The run alternates windows without viewers and windows
 with `viewers` live-table streams connected (`web_viewers.py`, a third process, spreading
-them over the K matches), in the order 0, N, N, 0 (repeated `rounds` times) so that a drift
-of the machine's speed falls on both sides alike. Reported:
+them over the K matches; each is sent an update every `frame_s`), in the order 0, N, N, 0
+(repeated `rounds` times) so that a drift of the machine's speed falls on both sides alike.
+Reported:
 
 - `decisions_per_s_0` and `decisions_per_s_n`: the referee's decisions per second in the
-  windows without and with viewers, and their ratio (`slowdown` is 1 − ratio);
+  windows without and with viewers, and their ratio (`slowdown` is 1 − ratio); `round_ratios`,
+  each round's own ratio, show how much it moved within the run (on a shared machine, a lot);
 - `server_cpu_us_per_decision_*`: the server process's CPU time per decision on each side;
 - `viewers_process_cpu_share`: the CPU the viewers' own process used (seconds per second):
   on a machine with few cores it competes with the server for them;
@@ -35,6 +37,7 @@ from ..referee.runner import MatchRunner
 from ..server.app import serve
 from ..standing.store import Store
 from ..web.app import Site, serve_site
+from ..web.feed import FRAME_S
 from .common import Window, driver_command, ratio, rss_kib
 from .server import start_quick_matches
 
@@ -45,12 +48,14 @@ VIEWERS = "arena.bench.web_viewers"
 class WebBench:
     matches: int
     viewers: int
+    frame_s: float
     seconds_per_window: float
     windows: int
     decisions_per_s_0: float
     decisions_per_s_n: float
     ratio: float
     slowdown: float
+    round_ratios: list[float]
     server_cpu_us_per_decision_0: float
     server_cpu_us_per_decision_n: float
     rss_per_viewer_kib: float
@@ -62,20 +67,22 @@ class WebBench:
         return asdict(self)
 
 
-def bench_web(matches: int = 4, viewers: int = 200, seconds: float = 10, rounds: int = 1) -> WebBench:
-    if matches < 1 or viewers < 1 or seconds <= 0 or rounds < 1:
-        raise ValueError("matches, viewers, seconds and rounds must be positive")
-    return trio.run(_bench, matches, viewers, seconds, rounds)
+def bench_web(
+    matches: int = 4, viewers: int = 200, seconds: float = 10, rounds: int = 1, frame_s: float = FRAME_S
+) -> WebBench:
+    if matches < 1 or viewers < 1 or seconds <= 0 or rounds < 1 or frame_s <= 0:
+        raise ValueError("matches, viewers, seconds, rounds and the frame must be positive")
+    return trio.run(_bench, matches, viewers, seconds, rounds, frame_s)
 
 
-async def _bench(matches: int, viewers: int, seconds: float, rounds: int) -> WebBench:
+async def _bench(matches: int, viewers: int, seconds: float, rounds: int, frame_s: float) -> WebBench:
     variant = find_variant("grosstarock")
     with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
         store = Store(str(Path(tmp) / "arena.db"))
         try:
             async with trio.open_nursery() as nursery:
                 hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
-                http_port = await nursery.start(serve_site, Site(hub, store), "127.0.0.1", 0)
+                http_port = await nursery.start(serve_site, Site(hub, store, frame_s=frame_s), "127.0.0.1", 0)
                 # Its stdin stays open (and unwritten) for the whole run: at its end the bots stop.
                 runners, players = await start_quick_matches(hub, port, matches, variant, Path(tmp))
                 await trio.sleep(0.5)  # warm up
@@ -86,7 +93,7 @@ async def _bench(matches: int, viewers: int, seconds: float, rounds: int) -> Web
                 nursery.cancel_scope.cancel()
         finally:
             store.close()
-    return WebBench(matches=matches, viewers=viewers, **result)
+    return WebBench(matches=matches, viewers=viewers, frame_s=frame_s, **result)
 
 
 async def _windows(
@@ -125,7 +132,11 @@ async def _windows(
             received.append(json.loads(await lines.next()) | {"seconds": window.seconds})
         await viewers.wait()
         await trio.sleep(0.5)  # the server closes the viewers' streams
-    rate = {side: sum(w.count for w in ws) / sum(w.seconds for w in ws) for side, ws in sides.items()}
+    rate = {side: _rate(ws) for side, ws in sides.items()}
+    # Each round's own n / 0 (its two windows of each side): how much the ratio moved in the run.
+    round_ratios = [
+        ratio(_rate(sides[1][2 * r : 2 * r + 2]), _rate(sides[0][2 * r : 2 * r + 2])) for r in range(rounds)
+    ]
     cpu = {
         side: sum(w.cpu_s[0] for w in ws) * 1e6 / max(1, sum(w.count for w in ws))
         for side, ws in sides.items()
@@ -138,6 +149,7 @@ async def _windows(
         "decisions_per_s_n": round(rate[1], 1),
         "ratio": ratio(rate[1], rate[0]),
         "slowdown": round(1 - rate[1] / rate[0], 3),
+        "round_ratios": round_ratios,
         "server_cpu_us_per_decision_0": round(cpu[0], 1),
         "server_cpu_us_per_decision_n": round(cpu[1], 1),
         "rss_per_viewer_kib": round(rss_per_viewer, 1),
@@ -145,6 +157,10 @@ async def _windows(
         "viewer_bytes_per_s": round(sum(r["bytes"] / r["seconds"] for r in received) / len(received)),
         "viewer_updates_min": min(r["updates_min"] for r in received),
     }
+
+
+def _rate(windows: list[Window]) -> float:
+    return sum(w.count for w in windows) / sum(w.seconds for w in windows)
 
 
 class _Lines:

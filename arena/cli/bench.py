@@ -138,6 +138,9 @@ def register(commands: Any) -> None:
     bench.add_argument("--viewers", type=positive_int, default=200, metavar="N")
     bench.add_argument("--seconds", type=_window, default=10.0, metavar="S", help="per window")
     bench.add_argument("--rounds", type=positive_int, default=1, metavar="R", help="times 0, N, N, 0")
+    bench.add_argument(
+        "--frame", type=_window, default=None, metavar="S", help="seconds between two updates to a viewer"
+    )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_web, parser=bench)
 
@@ -359,9 +362,11 @@ def _cmd_bench_arena(args: argparse.Namespace) -> int:
 def _cmd_bench_web(args: argparse.Namespace) -> int:
     from ..bench.common import report
     from ..bench.web import bench_web
+    from ..web.feed import FRAME_S
 
     try:
-        measured = bench_web(args.matches, args.viewers, args.seconds, args.rounds)
+        frame = FRAME_S if args.frame is None else args.frame
+        measured = bench_web(args.matches, args.viewers, args.seconds, args.rounds, frame)
     except (RuntimeError, ValueError, OSError) as exc:
         raise CliError(str(exc)) from None
     report(measured.to_dict(), args.json, "the referee's decisions/s without (_0) and with (_n) live viewers")

@@ -39,7 +39,7 @@ from ..replay.verify import verify_replay
 from ..standing.service import StandingArena
 from ..standing.store import Store, UnknownBotError
 from . import data
-from .feed import Feeds, MatchFeed, next_frame
+from .feed import FRAME_S, Feeds, MatchFeed, ViewerClock
 
 log = structlog.get_logger()
 
@@ -65,12 +65,15 @@ class Site:
     store: Store
     connected: Callable[[], set[str]] = set
     send_timeout_s: float = SEND_TIMEOUT_S
+    frame_s: float = FRAME_S
     feeds: Feeds = field(init=False)
+    clock: ViewerClock = field(init=False)
     history: data.RatingHistory = field(init=False)
     viewers: int = 0
 
     def __post_init__(self) -> None:
         self.feeds = Feeds(self.hub)
+        self.clock = ViewerClock(self.frame_s)
         self.history = data.RatingHistory(self.store, self.hub.replay_dir)
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -136,15 +139,23 @@ async def api_bot(request: Request) -> Response:
 
 
 async def api_matches(request: Request) -> Response:
+    """The store's matches (the standing arena's, rated) and the others this server runs or ran
+    lately (an operator's CreateMatch), merged newest first."""
     site: Site = request.app.state.site
     bot = _query(request, "bot", BOT_NAME)
     state = _query(request, "state", choices=data.MATCH_STATES)
     limit = _int_query(request, "limit", 50, 1, data.MAX_LIMIT)
     before = _int_query(request, "before", 0, 0, 2**62)
-    found = await site.db(data.matches, site.store, bot, state, limit, before)
-    for match in found["matches"]:
+    found = (await site.db(data.matches, site.store, bot, state, limit, before))["matches"]
+    for match in found:
         _add_live(site, match)
-    return JSONResponse(found)
+    served = site.feeds.matches(bot, state, before)
+    if served:
+        known = {m["match_id"] for m in found}
+        known |= await site.db(data.stored, site.store, [m["match_id"] for m in served])
+        found += [dict(m, standing=False) for m in served if m["match_id"] not in known]
+        found.sort(key=lambda m: (m["started_ms"], m["match_id"]), reverse=True)
+    return JSONResponse({"matches": found[:limit]})
 
 
 async def api_match(request: Request) -> Response:
@@ -153,25 +164,14 @@ async def api_match(request: Request) -> Response:
 
 
 async def _match(site: Site, match_id: str) -> dict[str, Any]:
-    """The store's record of a match, or the hub's for a match the standing arena did not seat."""
+    """The store's record of a match, or this server's for a match the standing arena did not seat."""
     try:
         return await site.db(data.match, site.store, match_id)
     except data.NotFound:
-        feed = site.feeds.get(match_id)
-        if feed is None:
+        served = site.feeds.summary(match_id)
+        if served is None:
             raise
-        c = feed.runner.config
-        return {
-            "match_id": match_id,
-            "variant": c.variant.name,
-            "deals": c.deals,
-            "state": "running",
-            "termination": "",
-            "started_ms": None,
-            "finished_ms": None,
-            "has_replay": False,
-            "seats": [{"bot": name, "score": 0, "faults": 0} for name in c.seat_names],
-        }
+        return dict(served, standing=False)
 
 
 def _add_live(site: Site, match: dict[str, Any]) -> dict[str, Any]:
@@ -207,7 +207,7 @@ async def api_position(request: Request) -> Response:
     if feed is None:
         match = await _match(site, match_id)
         return JSONResponse({"match_id": match_id, "state": match["state"], "events": []})
-    return JSONResponse(feed.snapshot())
+    return Response(feed.snapshot(), media_type="application/json")
 
 
 async def api_live(request: Request) -> Response:
@@ -229,16 +229,14 @@ async def _ended(match: dict[str, Any]) -> AsyncIterator[dict[str, str]]:
 
 async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str] | bytes]:
     site.viewers += 1
+    group = site.clock.group()
     try:
         snapshot = feed.snapshot()
         cursor = feed.end
-        yield {"event": "position", "data": json.dumps(snapshot)}
+        yield {"event": "position", "data": snapshot}
         while feed.open:
             await feed.wait_past(cursor)
-            # Every viewer sleeps to the same tick, so that trio wakes them in one batch and
-            # the first of them makes the update they share.
-            frame = next_frame(trio.current_time())
-            await trio.sleep_until(frame)
+            frame = await site.clock.tick(group)
             update, cursor = feed.update_at(frame, cursor)
             if update:
                 yield update
@@ -417,6 +415,7 @@ async def serve_site(
         await worker_serve(app, config, sockets=sockets, task_status=task_status)
 
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(site.clock.run)
         await nursery.start(run)
         log.info("web site listening", url=f"http://{host}:{bound}/")
         task_status.started(bound)

@@ -18,7 +18,7 @@ from ..ratings import Ratings
 from ..replay.summary import read_results
 from ..standing.store import Store
 
-MATCH_STATES = ("running", "finished", "aborted")
+MATCH_STATES = ("waiting", "running", "finished", "aborted")
 MAX_LIMIT = 200
 
 
@@ -95,7 +95,8 @@ def head_to_head(store: Store, name: str) -> list[dict[str, Any]]:
 
 
 def matches(store: Store, bot: str, state: str, limit: int, before_ms: int = 0) -> dict[str, Any]:
-    """The standing arena's matches, newest first, optionally of one bot and in one state."""
+    """The standing arena's matches (`standing`: true), newest first, optionally of one bot and
+    in one state."""
     where: list[str] = ["1 = 1"]
     params: list[Any] = []
     if bot:
@@ -116,6 +117,18 @@ def matches(store: Store, bot: str, state: str, limit: int, before_ms: int = 0) 
         ).fetchall()
         found = [_match_row(db, row) for row in rows]
     return {"matches": found}
+
+
+def stored(store: Store, match_ids: list[str]) -> set[str]:
+    """Which of these matches the store holds (the standing arena's)."""
+    found: set[str] = set()
+    with store.transaction() as db:
+        for at in range(0, len(match_ids), 500):
+            chunk = match_ids[at : at + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = db.execute(f"SELECT match_id FROM matches WHERE match_id IN ({marks})", chunk).fetchall()
+            found.update(row[0] for row in rows)
+    return found
 
 
 def match(store: Store, match_id: str) -> dict[str, Any]:
@@ -144,6 +157,7 @@ def _match_row(db: Any, row: Any) -> dict[str, Any]:
         "started_ms": int(started),
         "finished_ms": int(finished) if finished is not None else None,
         "has_replay": bool(replay),
+        "standing": True,
         "seats": [{"bot": s[1], "score": int(s[2]), "faults": int(s[3])} for s in seats],
     }
 

@@ -4,10 +4,10 @@ A `MatchFeed` is one more spectator link of a match (the runner's `broadcast` se
 same `pb.Event`s as the gRPC Spectate stream: played cards, bids, a discard without its
 card). The runner calls `send` on the trio thread and it only appends to a list and wakes
 the parked viewers: it never waits and never copies an event per viewer. Each viewer keeps
-only a cursor into that list. Viewers wake together on a shared clock, every `FRAME_S`
-(`next_frame`), and the first one of a frame makes that frame's update, encoded once as the
-bytes of a server-sent event, which every viewer at the same cursor then sends as it is: the
-work per viewer per frame is one wakeup and one socket write.
+only a cursor into that list. Viewers wake by groups on a shared clock (`ViewerClock`), each
+every `FRAME_S`, and the first one of a group's tick makes that tick's update, encoded once as
+the bytes of a server-sent event, which every viewer at the same cursor then sends as it is:
+the work per viewer per frame is one wakeup and one socket write.
 
 A viewer whose connection does not take its data is dropped by the HTTP side when one write
 has waited `send_timeout_s` (app.py); until then it holds a cursor and the one update it is
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -33,13 +35,55 @@ from ..live import Hub
 from ..referee.runner import MatchRunner
 from ..v1 import arena_pb2 as pb
 
+KEEP_ENDED = 500
+"""Ended matches of this server listed by the site (as the hub keeps for ListMatches); the
+standing arena's are in its store as well, for good."""
+
 FRAME_S = 0.5
 """The time between two updates to one viewer: many decisions make one update."""
+VIEWER_GROUPS = 10
+"""Live viewers wake in this many groups spread over each frame (`ViewerClock`)."""
 
 
-def next_frame(now: float) -> float:
-    """The next tick of the viewers' shared clock after `now` (trio time)."""
-    return (math.floor(now / FRAME_S) + 1) * FRAME_S
+class ViewerClock:
+    """When live viewers send their updates: each viewer every `frame_s`, the viewers dealt
+    round `groups` groups whose ticks are spread over the frame.
+
+    One task keeps the time and, at a group's tick, wakes the group's parked viewers at once:
+    trio runs them in one batch, and the first of them makes the update that the others at the
+    same cursor send as it is. The referee waits for one group's writes at a time, never for
+    every viewer's at once, and a viewer's wait is a parking lot's (no timer of its own)."""
+
+    def __init__(self, frame_s: float = FRAME_S, groups: int = VIEWER_GROUPS) -> None:
+        self.frame_s = frame_s
+        self.groups = groups
+        self._lots = [trio.lowlevel.ParkingLot() for _ in range(groups)]
+        self._ticks = [0.0] * groups  # each group's last tick (trio time): the frame's name
+        self._dealt = 0
+        self._wanted = trio.Event()
+
+    def group(self) -> int:
+        """The group of a new viewer."""
+        self._dealt += 1
+        return self._dealt % self.groups
+
+    async def tick(self, group: int) -> float:
+        """Wait for the group's next tick; its time, the same for every viewer of the group."""
+        self._wanted.set()
+        await self._lots[group].park()
+        return self._ticks[group]
+
+    async def run(self) -> None:
+        step = self.frame_s / self.groups
+        while True:
+            if not any(self._lots):  # nobody waits: sleep until a viewer does
+                self._wanted = trio.Event()
+                await self._wanted.wait()
+            tick = (math.floor(trio.current_time() / step) + 1) * step
+            await trio.sleep_until(tick)
+            group = round(tick / step) % self.groups
+            self._ticks[group] = tick
+            self._lots[group].unpark_all()
 
 
 def encode_update(events: list[str]) -> bytes:
@@ -48,9 +92,45 @@ def encode_update(events: list[str]) -> bytes:
 
 
 def event_dict(event: pb.Event) -> dict[str, Any]:
-    """A public event as JSON data: `{"deal": 0, "action_taken": {"seat": 1, "action": {...}}}`."""
-    data = MessageToDict(event, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    return data
+    """A public event as JSON data: `{"deal": 0, "action_taken": {"seat": 1, "action": {...}}}`.
+
+    The same as protobuf's `MessageToDict` (field names as in the proto, every field), read
+    field by field: `MessageToDict` works through descriptors and costs more than the
+    referee's own work on a decision, and every event of a watched match passes here once."""
+    kind = event.WhichOneof("kind")
+    body: dict[str, Any]
+    if kind == "action_taken":
+        taken = event.action_taken
+        body = {"seat": taken.seat}
+        if taken.HasField("action"):
+            a = taken.action
+            body["action"] = {"type": a.type, "card": a.card, "suit": a.suit, "name": a.name}
+    elif kind == "trick_completed":
+        trick = event.trick_completed
+        body = {"number": trick.number, "winner": trick.winner}
+    elif kind == "deal_started":
+        started = event.deal_started
+        body = {"dealer": started.dealer, "pots": dict(started.pots)}
+    elif kind == "deal_ended":
+        ended = event.deal_ended
+        body = {
+            "annulled": ended.annulled,
+            "card_points": list(ended.card_points),
+            "deltas": list(ended.deltas),
+            "pots": dict(ended.pots),
+            "scores": list(ended.scores),
+        }
+    elif kind == "fault":
+        fault = event.fault
+        body = {"seat": fault.seat, "kind": fault.kind, "detail": fault.detail}
+    else:  # no kind
+        return json_mapping(event)
+    return {"deal": event.deal, kind: body}
+
+
+def json_mapping(message: Any) -> dict[str, Any]:
+    """Protobuf's JSON mapping of a message, with the proto's field names and every field."""
+    return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
 
 
 class MatchFeed:
@@ -122,11 +202,11 @@ class MatchFeed:
             update = self._updates[cursor] = encode_update(events) if events else b""
         return update, max(cursor, end)
 
-    def snapshot(self) -> dict[str, Any]:
-        """The current position: the match, its scores so far and the current deal's events."""
-        events = self.events_since(self.base)
+    def snapshot(self) -> str:
+        """The current position as JSON text: the match, its scores so far and the current
+        deal's events (their JSON texts joined, not decoded and encoded again)."""
         c = self.runner.config
-        return {
+        head = {
             "match_id": self.match_id,
             "variant": c.variant.name,
             "seats": list(c.seat_names),
@@ -134,8 +214,8 @@ class MatchFeed:
             "deals_done": self.deals_done,
             "scores": self.scores,
             "state": self.runner.state.value,
-            "events": [json.loads(e) for e in events],
         }
+        return json.dumps(head)[:-1] + ', "events": [' + ",".join(self.events_since(self.base)) + "]}"
 
     async def wait_past(self, cursor: int) -> None:
         """Return once there is an event at or past `cursor`, or the match has ended."""
@@ -143,21 +223,78 @@ class MatchFeed:
             await self._lot.park()
 
 
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def match_summary(runner: MatchRunner, started_ms: int, finished_ms: int | None) -> dict[str, Any]:
+    """A match of this server as the site lists it (as `data.match` gives a stored one)."""
+    c = runner.config
+    return {
+        "match_id": runner.match_id,
+        "variant": c.variant.name,
+        "deals": c.deals,
+        "state": runner.state.value,
+        "termination": runner.termination,
+        "started_ms": started_ms,
+        "finished_ms": finished_ms,
+        "has_replay": runner.replay_path is not None,
+        "seats": [
+            {"bot": seat.name, "score": score, "faults": len(seat.faults)}
+            for seat, score in zip(runner.seats, runner.match.scores, strict=False)
+        ],
+        "deals_done": runner.match.turns_done,
+    }
+
+
 class Feeds:
-    """A feed for every match the hub creates from now on, while it runs."""
+    """A feed for every match the hub creates from now on, while it runs, and a summary of the
+    last `KEEP_ENDED` that ended: every match this server ran since it started, whoever
+    created it (the standing arena, an operator's CreateMatch)."""
 
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
         self.feeds: dict[str, MatchFeed] = {}
+        self._started_ms: dict[str, int] = {}  # of the running ones
+        self._ended: OrderedDict[str, dict[str, Any]] = OrderedDict()
         hub.match_watchers.append(self._watch)
 
     def _watch(self, runner: MatchRunner) -> None:
         feed = MatchFeed(runner, self._closed)
         self.feeds[runner.match_id] = feed
+        self._started_ms[runner.match_id] = now_ms()
         runner.spectators.append(feed)
 
     def _closed(self, feed: MatchFeed) -> None:
         self.feeds.pop(feed.match_id, None)
+        started = self._started_ms.pop(feed.match_id, now_ms())
+        self._ended[feed.match_id] = match_summary(feed.runner, started, now_ms())
+        while len(self._ended) > KEEP_ENDED:
+            self._ended.popitem(last=False)
 
     def get(self, match_id: str) -> MatchFeed | None:
         return self.feeds.get(match_id)
+
+    def summary(self, match_id: str) -> dict[str, Any] | None:
+        """A match of this server, running or among the last ended, or None."""
+        feed = self.feeds.get(match_id)
+        if feed is not None:
+            return match_summary(feed.runner, self._started_ms[match_id], None)
+        ended = self._ended.get(match_id)
+        return dict(ended, seats=[dict(s) for s in ended["seats"]]) if ended is not None else None
+
+    def matches(self, bot: str = "", state: str = "", before_ms: int = 0) -> list[dict[str, Any]]:
+        """This server's matches, newest first, optionally with a seat named `bot`, in `state`,
+        started before `before_ms`."""
+        found = []
+        for match_id in [*self.feeds, *self._ended]:
+            match = self.summary(match_id)
+            if match is None:
+                continue
+            if bot and not any(seat["bot"] == bot for seat in match["seats"]):
+                continue
+            if (state and match["state"] != state) or (before_ms and match["started_ms"] >= before_ms):
+                continue
+            found.append(match)
+        found.sort(key=lambda m: (m["started_ms"], m["match_id"]), reverse=True)
+        return found

@@ -70,7 +70,9 @@ function svg(tag, attrs) {
 // μ − 3σ after each finished match, one line per variant.
 function plot(history) {
   if (!history.length) return el("p", { class: "muted" }, "No rated match yet.");
-  const width = 600, height = 220, pad = 36;
+  // Drawn at the width it is shown at, so that its labels keep their size on a phone.
+  const shown = document.getElementById("bot").clientWidth;
+  const width = Math.max(280, Math.min(900, shown || 600)), height = 220, pad = 36;
   const xs = history.map((p) => p.at_ms), ys = history.map((p) => p.rating);
   const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
   const sx = (x) => pad + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (width - 2 * pad);
@@ -82,7 +84,7 @@ function plot(history) {
   chart.append(svg("line", { x1: pad, y1: height - pad, x2: width - pad, y2: height - pad, stroke: "#9aa3b5" }));
   chart.append(svg("line", { x1: pad, y1: pad, x2: pad, y2: height - pad, stroke: "#9aa3b5" }));
   for (const [y, label] of [[y0, num(y0, 1)], [y1, num(y1, 1)]]) {
-    const text = svg("text", { x: 4, y: sy(y) + 4, "font-size": 11, fill: "#5c6577" });
+    const text = svg("text", { x: 4, y: sy(y) + 4, "font-size": 13, fill: "#5c6577" });
     text.textContent = label;
     chart.append(text);
   }
@@ -93,7 +95,7 @@ function plot(history) {
     const colour = colours[i % colours.length];
     chart.append(svg("polyline", { points: points.map((p) => `${sx(p.at_ms)},${sy(p.rating)}`).join(" "), fill: "none", stroke: colour, "stroke-width": 2 }));
     for (const p of points) chart.append(svg("circle", { cx: sx(p.at_ms), cy: sy(p.rating), r: 3, fill: colour }));
-    const label = svg("text", { x: width - pad - 120, y: pad + 14 * i, "font-size": 12, fill: colour });
+    const label = svg("text", { x: Math.max(pad + 4, width - pad - 120), y: pad + 14 * i, "font-size": 13, fill: colour });
     label.textContent = variant;
     chart.append(label);
   });

@@ -36,7 +36,7 @@ function botLink(name) {
 }
 
 function matchLink(match) {
-  const live = match.state === "running";
+  const live = match.state === "running" || match.state === "waiting";
   const href = "/matches/" + encodeURIComponent(match.match_id) + (live ? "/live" : "");
   const label = live ? "watch live" : match.has_replay ? "replay" : match.state;
   return el("a", { href }, label);

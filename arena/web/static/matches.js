@@ -25,17 +25,20 @@ function matchTable(matches) {
     { key: "when", label: "When", cell: (m) => when(m.when) },
     { key: "variant", label: "Variant" },
     { key: "state", label: "State", cell: (m) => el("span", { class: "pill " + m.state }, m.state === "finished" ? m.termination : m.state) },
-    { key: "seats", label: "Seats (score)", sort: false, cell: (m) => seatList(m.seats) },
+    { key: "seats", label: "Seats (score)", sort: false, cell: (m) => seatList(m) },
     { key: "open", label: "", sort: false, cell: (m) => matchLink(m) },
   ], rows);
 }
 
-function seatList(seats) {
+// A standing arena match's seats are registered bots (a link to their page); another match's
+// (an operator's) are only the names it was given.
+function seatList(match) {
   const span = el("span");
-  seats.forEach((seat, i) => {
+  match.seats.forEach((seat, i) => {
     if (i) span.append(", ");
-    span.append(botLink(seat.bot), " " + seat.score);
+    span.append(match.standing ? botLink(seat.bot) : seat.bot, " " + seat.score);
     if (seat.faults) span.append(el("span", { class: "error" }, " ⚠" + seat.faults));
   });
+  if (!match.standing) span.append(" ", el("span", { class: "pill", title: "not a standing arena match: not rated" }, "unrated"));
   return span;
 }
