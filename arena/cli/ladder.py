@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -139,6 +140,13 @@ def register(commands: Any) -> None:
     ab.add_argument("--deals", type=positive_int, metavar="N", help="deals per match (default: seats)")
     ab.add_argument("--seed", type=int, default=0, metavar="S")
     ab.add_argument("--concurrency", type=positive_int, default=2, metavar="K")
+    ab.add_argument(
+        "--referees",
+        type=positive_int,
+        default=max(1, os.cpu_count() or 1),
+        metavar="N",
+        help="referee processes the matches are spread over (default: one per core)",
+    )
     ab.add_argument(
         "--alpha", type=_probability, default=0.05, help="P(deciding A when B is stronger by the effect)"
     )
@@ -394,6 +402,7 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         deals=args.deals or variant.seats,
         seed=args.seed,
         concurrency=args.concurrency,
+        referees=args.referees,
         alpha=args.alpha,
         beta=args.beta,
         effect=args.effect,
