@@ -340,6 +340,18 @@ def test_a_referee_process_killed_mid_run_loses_and_duplicates_no_match(tmp_path
     assert per_match == [(6,)] * 12
 
 
+@pytest.mark.parametrize("referees", [1, 2])
+def test_a_host_that_is_not_this_machines_is_one_line_with_one_referee_or_several(
+    tmp_path: Path, referees: int
+) -> None:
+    head = f"host = '192.0.2.1'\ndeal_sets = 1\ndeals = 1\nconcurrency = 2\nreferees = {referees}\n"
+    path = ladder_file(tmp_path, head, RANDOM, RANDOM_2, crasher(1))
+    done = arena("ladder", "run", path, "--no-progress")
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("arena ladder: cannot listen on 192.0.2.1:0: "), done.stderr[-2000:]
+
+
 # --------------------------------------------------------------------------- a remote bot, the forfeit policy
 
 REMOTE_BOT = """

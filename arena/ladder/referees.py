@@ -125,10 +125,15 @@ class RefereeProcess:
         """Read records until the process's output ends; then every match in flight is lost."""
         try:
             await send_frame(self.send, self.hello)
-            self.address = await self.receive.read()  # its server's, once it listens
+            said = await self.receive.read()  # its server's address once it listens, or its error
         except (trio.BrokenResourceError, OSError):
-            pass
-        if self.address is None:
+            said = None
+        if isinstance(said, str):
+            self.address = said
+        elif isinstance(said, dict):
+            self.alive = False
+            raise PoolError(str(said["error"]))
+        else:
             self.alive = False
             status = await trio.to_thread.run_sync(self.popen.wait)
             raise PoolError(f"a referee process did not start (exit status {status}); see its error above")
@@ -268,14 +273,22 @@ async def referee_pool(
     """`count` referee processes, started, and stopped at the end; with `verbose` they log every
     line (the referee's own), else the ladder's lines and errors only."""
     replay_dir.mkdir(parents=True, exist_ok=True)
+    failed: PoolError | None = None
     async with trio.open_nursery() as nursery:
         pool = RefereePool(nursery, count, bots, match_config, replay_dir, host, verbose)
         try:
             await pool.start()
-            yield pool
-        finally:
-            await pool.close()
-            nursery.cancel_scope.cancel()
+        except PoolError as exc:  # raised after the nursery, as itself and not in an exception group
+            failed = exc
+        else:
+            try:
+                yield pool
+            finally:
+                await pool.close()
+        nursery.cancel_scope.cancel()
+    if failed is not None:
+        await pool.close()
+        raise failed
 
 
 # --------------------------------------------------------------------------- the referee process
@@ -300,7 +313,11 @@ async def serve_ladder_matches() -> None:
     configs: dict[str, MatchConfig] = {}
     async with trio.open_nursery() as nursery:
         host = str(hello["host"])
-        hub, port = await nursery.start(serve, host, 0, replay_dir)
+        try:
+            hub, port = await nursery.start(serve, host, 0, replay_dir)
+        except Exception as exc:  # one line for the ladder to say (ListenError: a host not of this machine)
+            await send_frame(send, {"error": str(exc)})
+            return
         address = f"{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{port}"
         logs = replay_dir / "bot-logs" / f"referee-{hello['index']}"
         player = MatchPlayer(hub, address, lambda m: configs[m.key], bots.__getitem__, logs)
