@@ -207,6 +207,7 @@ class RefereePool:
         self.referees: list[RefereeProcess] = []
         self.started = 0
         self.lost = 0  # matches played again because their referee died
+        self.restarting = trio.Lock()  # one new process for a dead one, however many matches notice
 
     async def start(self) -> None:
         for index in range(self.count):
@@ -219,11 +220,14 @@ class RefereePool:
         return referee
 
     async def _live(self, index: int) -> RefereeProcess:
-        referee = self.referees[index]
-        if not referee.alive:
-            await referee.stop()
-            referee = self.referees[index] = await self._spawn(index)
-            log.info("referee process started again", referee=index)
+        if self.referees[index].alive:
+            return self.referees[index]
+        async with self.restarting:
+            referee = self.referees[index]
+            if not referee.alive:
+                await referee.stop()
+                referee = self.referees[index] = await self._spawn(index)
+                log.info("referee process started again", referee=index)
         return referee
 
     def in_use(self) -> int:
