@@ -229,7 +229,7 @@ def bench_modes(
 
 def median_of(values: list[float | None]) -> float | None:
     known = [v for v in values if v is not None]
-    return statistics.median(known) if known else None
+    return round(statistics.median(known), 3) if known else None
 
 
 def ratios(rounds: list[dict[str, float | None]], mode: str, base: str) -> list[float]:
