@@ -7,8 +7,8 @@ port and the bots of its matches, per-match or persistent processes) plays up to
 the ladder's concurrent matches; the ladder process hands out the matches, least busy referee
 first, and alone writes the database, one transaction per match as results come back, as with
 one referee. The referees write the replays and the bots' logs into the ladder's replay
-directory themselves (the same machine; the bots' logs in `bot-logs/referee-N`, since each
-referee numbers its persistent processes).
+directory themselves (the same machine; a persistent bot's log is named with its referee, since
+each referee numbers its persistent processes).
 
 The two talk over the referee's standard input and output: length-prefixed pickles (both ends
 are this package, on this machine). A referee process that dies fails its matches in flight:
@@ -158,12 +158,13 @@ class RefereeProcess:
         if not self.alive:
             raise RefereeLost
         self.next_id += 1
-        waiting = self.waiting[self.next_id] = Waiting()
+        request_id = self.next_id  # not self.next_id below: another match may be sent meanwhile
+        waiting = self.waiting[request_id] = Waiting()
         try:
             async with self.send_lock:
-                await send_frame(self.send, (self.next_id, scheduled, config))
+                await send_frame(self.send, (request_id, scheduled, config))
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            self.waiting.pop(self.next_id, None)
+            self.waiting.pop(request_id, None)
             raise RefereeLost from None
         await waiting.done.wait()
         if waiting.lost:
@@ -323,8 +324,14 @@ async def serve_ladder_matches() -> None:
             await send_frame(send, {"error": str(exc)})
             return
         address = f"{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{port}"
-        logs = replay_dir / "bot-logs" / f"referee-{hello['index']}"
-        player = MatchPlayer(hub, address, lambda m: configs[m.key], bots.__getitem__, logs)
+        player = MatchPlayer(
+            hub,
+            address,
+            lambda m: configs[m.key],
+            bots.__getitem__,
+            replay_dir / "bot-logs",
+            log_tag=f"referee{hello['index']}-",
+        )
         await send_frame(send, address)
 
         async def play(request_id: int, scheduled: ScheduledMatch) -> None:
