@@ -340,6 +340,35 @@ def test_a_referee_process_killed_mid_run_loses_and_duplicates_no_match(tmp_path
     assert per_match == [(6,)] * 12
 
 
+def test_matches_sent_to_one_referee_process_at_once_each_come_back_as_themselves(tmp_path: Path) -> None:
+    import trio
+
+    from arena.ladder.referees import referee_pool
+    from arena.ladder.run import ladder_match_config
+
+    path = ladder_file(tmp_path, "seed = 4\ndeal_sets = 1\ndeals = 1\n", RANDOM, RANDOM_2, crasher(1000))
+    config = load_ladder(path)
+    schedule = build_schedule([b.name for b in config.bots], 3, 1, config.seed, "permutations")
+
+    async def play_all() -> dict[str, str]:
+        found: dict[str, str] = {}
+        with trio.fail_after(120):
+            async with referee_pool(1, config.bots, ladder_match_config(config), config.replay_dir) as pool:
+
+                async def one(index: int) -> None:
+                    record = await pool.play_record(schedule[index])
+                    assert record is not None
+                    found[schedule[index].key] = record.key
+
+                async with trio.open_nursery() as nursery:
+                    for index in range(len(schedule)):  # six at once, all on the one referee
+                        nursery.start_soon(one, index)
+        return found
+
+    found = trio.run(play_all)
+    assert found == {m.key: m.key for m in schedule}
+
+
 @pytest.mark.parametrize("referees", [1, 2])
 def test_a_host_that_is_not_this_machines_is_one_line_with_one_referee_or_several(
     tmp_path: Path, referees: int
