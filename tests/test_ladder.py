@@ -3,6 +3,7 @@ bot processes (the SDK's example bots, the scripted bot), a real SQLite file."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -211,8 +212,28 @@ def bot_processes_dialling(address: str) -> list[int]:
     return found
 
 
-def test_a_ladder_killed_with_sigkill_resumes_without_losing_or_repeating_a_match(tmp_path: Path) -> None:
-    head = "seed = 5\ndeal_sets = 2\ndeals = 2\nconcurrency = 2\n"
+def referee_processes(parent: int) -> list[int]:
+    """The referee processes (`python -m arena.ladder.referees`) whose parent is `parent`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"arena.ladder.referees" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("referees", [1, 2])
+def test_a_ladder_killed_with_sigkill_resumes_without_losing_or_repeating_a_match(
+    tmp_path: Path, referees: int
+) -> None:
+    # With 2, the matches are spread over two referee processes, which die with the ladder.
+    head = f"seed = 5\ndeal_sets = 2\ndeals = 2\nconcurrency = 2\nreferees = {referees}\n"
     path = ladder_file(tmp_path, head, HEURISTIC, RANDOM, RANDOM_2)
     db = tmp_path / "ladder.sqlite"
     errors = (tmp_path / "first.log").open("w")
@@ -228,6 +249,8 @@ def test_a_ladder_killed_with_sigkill_resumes_without_losing_or_repeating_a_matc
                         recorded = conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
                     except sqlite3.OperationalError:  # the schema is not there yet
                         recorded = 0
+        children = referee_processes(first.pid)
+        assert len(children) == (referees if referees > 1 else 0)
         first.send_signal(signal.SIGKILL)
         assert first.wait(10) == -signal.SIGKILL
     finally:
@@ -237,17 +260,24 @@ def test_a_ladder_killed_with_sigkill_resumes_without_losing_or_repeating_a_matc
     started = [
         line for line in log_lines((tmp_path / "first.log").read_text()) if line["event"] == "ladder started"
     ]
-    address = started[0]["address"]
+    addresses = started[0]["referees"] if referees > 1 else [started[0]["address"]]
+    assert len(addresses) == referees
 
     conn = sqlite3.connect(db)
     before = conn.execute("SELECT seq, key, match_id, scores FROM matches ORDER BY seq").fetchall()
     conn.close()
     assert 3 <= len(before) < 12, "the run was to be killed in the middle"
-    # The killed run's bots died with it (parent-death signal) instead of dialling a dead server.
+    # The killed run's referees and bots died with it (parent-death signal) instead of dialling
+    # a dead server.
+    def left() -> list[int]:
+        return [pid for a in addresses for pid in bot_processes_dialling(a)] + [
+            pid for pid in children if Path(f"/proc/{pid}").exists()
+        ]
+
     deadline = time.monotonic() + 5
-    while bot_processes_dialling(address) and time.monotonic() < deadline:
+    while left() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert bot_processes_dialling(address) == []
+    assert left() == []
     # A database left by a killed run can be read as it is.
     standings = arena("ladder", "standings", db, "--json")
     assert standings.returncode == 0, standings.stderr
@@ -271,6 +301,84 @@ def test_a_ladder_killed_with_sigkill_resumes_without_losing_or_repeating_a_matc
     keys = Counter(replay_key(lines, 2, 5) for lines in logs.values())
     assert all(keys[key] == 1 for _, key, _, _ in before)
     assert {match_id for _, _, match_id, _ in after} <= set(logs)
+
+
+def test_a_referee_process_killed_mid_run_loses_and_duplicates_no_match(tmp_path: Path) -> None:
+    head = "seed = 3\ndeal_sets = 2\ndeals = 2\nconcurrency = 2\nreferees = 2\nprocesses = 'persistent'\n"
+    path = ladder_file(tmp_path, head, HEURISTIC, RANDOM, RANDOM_2)
+    db = tmp_path / "ladder.sqlite"
+    ladder = subprocess.Popen(
+        [sys.executable, "-m", "arena", "ladder", "run", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and ladder.poll() is None:
+            time.sleep(0.05)
+            with contextlib.suppress(sqlite3.OperationalError), sqlite3.connect(
+                f"file:{db}?mode=ro", uri=True
+            ) as conn:
+                if conn.execute("SELECT COUNT(*) FROM matches").fetchone()[0] >= 3:
+                    break
+        victims = referee_processes(ladder.pid)
+        assert len(victims) == 2
+        os.kill(victims[0], signal.SIGKILL)
+        _, err = ladder.communicate(timeout=180)
+    finally:
+        if ladder.poll() is None:
+            ladder.kill()
+    assert ladder.returncode == 0, err[-2000:]
+    events = [line["event"] for line in log_lines(err)]
+    assert "referee process started again" in events, err[-2000:]
+    with sqlite3.connect(db) as conn:
+        keys = [row[0] for row in conn.execute("SELECT key FROM matches")]
+        per_match = conn.execute("SELECT COUNT(*) FROM deals GROUP BY match_seq").fetchall()
+    planned = {m.key for m in build_schedule(["heuristic", "random", "random-2"], 3, 2, 3, "permutations")}
+    assert len(keys) == 12 and set(keys) == planned  # none lost, none twice
+    assert per_match == [(6,)] * 12
+
+
+def test_matches_sent_to_one_referee_process_at_once_each_come_back_as_themselves(tmp_path: Path) -> None:
+    import trio
+
+    from arena.ladder.referees import referee_pool
+    from arena.ladder.run import ladder_match_config
+
+    path = ladder_file(tmp_path, "seed = 4\ndeal_sets = 1\ndeals = 1\n", RANDOM, RANDOM_2, crasher(1000))
+    config = load_ladder(path)
+    schedule = build_schedule([b.name for b in config.bots], 3, 1, config.seed, "permutations")
+
+    async def play_all() -> dict[str, str]:
+        found: dict[str, str] = {}
+        with trio.fail_after(120):
+            async with referee_pool(1, config.bots, ladder_match_config(config), config.replay_dir) as pool:
+
+                async def one(index: int) -> None:
+                    record = await pool.play_record(schedule[index])
+                    assert record is not None
+                    found[schedule[index].key] = record.key
+
+                async with trio.open_nursery() as nursery:
+                    for index in range(len(schedule)):  # six at once, all on the one referee
+                        nursery.start_soon(one, index)
+        return found
+
+    found = trio.run(play_all)
+    assert found == {m.key: m.key for m in schedule}
+
+
+@pytest.mark.parametrize("referees", [1, 2])
+def test_a_host_that_is_not_this_machines_is_one_line_with_one_referee_or_several(
+    tmp_path: Path, referees: int
+) -> None:
+    head = f"host = '192.0.2.1'\ndeal_sets = 1\ndeals = 1\nconcurrency = 2\nreferees = {referees}\n"
+    path = ladder_file(tmp_path, head, RANDOM, RANDOM_2, crasher(1))
+    done = arena("ladder", "run", path, "--no-progress")
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("arena ladder: cannot listen on 192.0.2.1:0: "), done.stderr[-2000:]
 
 
 # --------------------------------------------------------------------------- a remote bot, the forfeit policy

@@ -32,13 +32,13 @@ BOTS = "".join(
 
 
 def ladder_file(
-    directory: Path, deal_sets: int, *, processes: str = "per-match", concurrency: int = 2
+    directory: Path, deal_sets: int, *, processes: str = "per-match", concurrency: int = 2, referees: int = 1
 ) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "ladder.toml"
     path.write_text(
         f'variant = "grosstarock"\nseed = 7\ndeal_sets = {deal_sets}\ndeals = 2\n'
-        f'concurrency = {concurrency}\nprocesses = "{processes}"\n'
+        f'concurrency = {concurrency}\nreferees = {referees}\nprocesses = "{processes}"\n'
         "[time_control]\nper_decision_ms = 10000\nbank_ms = 10000\n"
         "[faults]\nreconnect_grace_ms = 2000\n" + BOTS
     )
@@ -124,13 +124,15 @@ def test_the_same_results_match_by_match_locally_persistent_and_on_ray(
     tmp_path: Path, cluster: str
 ) -> None:
     runs = {}
-    for name, processes, ray in (
-        ("local", "per-match", []),
-        ("persistent", "persistent", []),
-        ("ray", "per-match", ["--ray", cluster]),
-        ("ray-persistent", "persistent", ["--ray", cluster]),
+    for name, processes, referees, ray in (
+        ("local", "per-match", 1, []),
+        ("persistent", "persistent", 1, []),
+        ("referees", "per-match", 2, []),  # two referee processes on this machine
+        ("referees-persistent", "persistent", 2, []),
+        ("ray", "per-match", 1, ["--ray", cluster]),
+        ("ray-persistent", "persistent", 1, ["--ray", cluster]),
     ):
-        path = ladder_file(tmp_path / name, 1, processes=processes)
+        path = ladder_file(tmp_path / name, 1, processes=processes, referees=referees)
         done = arena("ladder", "run", path, "--no-progress", *ray)
         assert done.returncode == 0, done.stderr[-2000:]
         database = path.with_suffix(".sqlite")
@@ -148,7 +150,7 @@ def test_the_same_results_match_by_match_locally_persistent_and_on_ray(
         # Every replay is in the driver's replay directory, wherever its match was played.
         assert all((path.parent / "ladder-replays" / r).is_file() for r in replays)
     assert len(runs["local"]) == 6
-    for name in ("persistent", "ray", "ray-persistent"):
+    for name in ("persistent", "referees", "referees-persistent", "ray", "ray-persistent"):
         assert runs[name] == runs["local"], name
 
 

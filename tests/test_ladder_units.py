@@ -7,6 +7,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import random
 import re
 import sqlite3
@@ -118,6 +119,10 @@ def test_a_good_ladder_file_loads(tmp_path: Path) -> None:
     allowed = load_ladder(path)
     assert allowed.time_control.latency_allowance_ms == 250
     assert allowed.identity() != before  # a ladder cannot be resumed with another allowance
+    assert config.referees == max(1, os.cpu_count() or 1)  # one referee process per core
+    path.write_text("referees = 3\n" + GOOD)
+    assert load_ladder(path).referees == 3
+    assert load_ladder(path).identity() == before  # how many referees is no part of the results
 
 
 @pytest.mark.parametrize(
@@ -136,6 +141,8 @@ def test_a_good_ladder_file_loads(tmp_path: Path) -> None:
         (GOOD.replace("{python} -c pass", "no-such-program-xyz", 1), ["bots[0] (a).command", "not found"]),
         (GOOD.split('[[bots]]\nname = "c"')[0], ["at least 3 bots, got 2"]),
         (GOOD + '[[bots]]\nname = "r"\ntoken = "0123456789abcdef0123"\n', ["remote bot needs a fixed port"]),
+        ("referees = 0\n" + GOOD, ["referees", "at least 1"]),
+        ("port = 5\nreferees = 2\n" + GOOD, ["referees", "a fixed port is one referee server"]),
         ("port = 5\n" + GOOD + '[[bots]]\nname = "r"\ntoken = "short"\n', ["at least 16 characters"]),
         (
             "port = 5\n" + GOOD + '[[bots]]\nname = "r"\ntoken_env = "ARENA_TEST_UNSET_TOKEN"\n',

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import resource
 import sqlite3
+import statistics
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -72,16 +74,31 @@ class LadderBench:
     # 4: deals per second of the example ladder, by way of running it (None: Ray not installed)
     decisions_per_deal: float = 0.0
     server_deals_per_s: float = 0.0
+    rounds: int = 1  # section 4 played this many times, alternating the order; medians below
     per_match_deals_per_s: float = 0.0
-    persistent_deals_per_s: float = 0.0
+    persistent_deals_per_s: float = 0.0  # one referee process
+    referees_2_deals_per_s: float = 0.0  # two referee processes
     ray_1_worker_deals_per_s: float | None = None
     ray_2_workers_deals_per_s: float | None = None
     per_match_server_ratio: float = 0.0
     persistent_server_ratio: float = 0.0
+    referees_2_server_ratio: float = 0.0
     ray_1_worker_server_ratio: float | None = None
     ray_2_workers_server_ratio: float | None = None
-    ray_1_worker_to_local: float | None = None  # Ray / local persistent, at the same matches in flight
+    # Ray / local at the same referee count and matches in flight: 1 worker / 1 referee process,
+    # 2 workers / 2 referee processes; the median of the rounds' ratios, and their range.
+    ray_1_worker_to_local: float | None = None
     ray_2_workers_to_local: float | None = None
+    ray_1_worker_to_local_range: list[float] | None = None
+    ray_2_workers_to_local_range: list[float] | None = None
+    referees_2_to_persistent: float = 0.0  # 2 referee processes / 1, the median of the rounds
+    referees_2_to_persistent_range: list[float] | None = None
+    # CPU ms per decision (CPU_KEYS): of the bots with per-match and with persistent processes,
+    # and of the ladder process (the referee, recording) with persistent ones; medians.
+    per_match_bots_cpu_ms: float | None = None
+    persistent_bots_cpu_ms: float | None = None
+    persistent_ladder_cpu_ms: float | None = None
+    per_round: list[dict[str, float | None]] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -148,34 +165,79 @@ def ray_installed() -> bool:
     return True
 
 
-def bench_modes(base: Path, concurrency: int, deal_sets: int, deals: int) -> dict[str, float | None]:
-    """Section 4 of the module docstring: the example ladder per way of running it."""
-    per_match = bench_config(base / "per-match", EXAMPLES, concurrency, deal_sets, deals)
-    trio.run(partial(run_ladder, per_match))
-    found: dict[str, float | None] = {}
-    found["per_match"], per_deal = recorded_rate(per_match.database)
-    found["decisions_per_deal"] = per_deal
+MODES = ("per_match", "persistent", "referees_2", "ray_1_worker", "ray_2_workers")
 
-    def persistent(name: str) -> LadderConfig:
-        config = bench_config(base / name, EXAMPLES, concurrency, deal_sets, deals)
+
+# CPU milliseconds per decision in the runs with one referee, this process (the referee and the
+# recording) and its children (the bots), from getrusage: where the time goes.
+CPU_KEYS = ("per_match_bots_cpu_ms", "persistent_bots_cpu_ms", "persistent_ladder_cpu_ms")
+
+
+def cpu_s(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def play_mode(
+    base: Path, mode: str, concurrency: int, deal_sets: int, deals: int, cpu: dict[str, float | None]
+) -> tuple[float | None, float]:
+    """The example ladder in short matches played one way (`MODES`): (deals per second, decisions
+    per deal); None when the way is Ray and Ray is not installed. For the runs with one referee
+    (in this process), the CPU per decision into `cpu` (CPU_KEYS)."""
+    config = bench_config(base / mode, EXAMPLES, concurrency, deal_sets, deals)
+    ray: RayOptions | None = None
+    if mode != "per_match":
         bots = tuple(dataclasses.replace(bot, processes="persistent") for bot in config.bots)
-        return dataclasses.replace(config, bots=bots)
-
-    local = persistent("persistent")
-    trio.run(partial(run_ladder, local))
-    found["persistent"] = recorded_rate(local.database)[0]
-    for key, workers in (("ray_1_worker", 1), ("ray_2_workers", 2)):
+        config = dataclasses.replace(config, bots=bots)
+    if mode == "referees_2":
+        config = dataclasses.replace(config, referees=2)
+    elif mode.startswith("ray_"):
         if not ray_installed():
-            found[key] = None
-            continue
-        config = dataclasses.replace(persistent(key), concurrency=math.ceil(concurrency / workers))
-        trio.run(partial(run_ladder, config, ray=RayOptions(None, workers)))
-        found[key] = recorded_rate(config.database)[0]
-    return found
+            return None, 0.0
+        workers = 1 if mode == "ray_1_worker" else 2
+        config = dataclasses.replace(config, concurrency=math.ceil(concurrency / workers))
+        ray = RayOptions(None, workers)
+    before = cpu_s(resource.RUSAGE_SELF), cpu_s(resource.RUSAGE_CHILDREN)
+    summary = trio.run(partial(run_ladder, config, ray=ray))
+    ladder_s = cpu_s(resource.RUSAGE_SELF) - before[0]
+    bots_s = cpu_s(resource.RUSAGE_CHILDREN) - before[1]
+    if mode in ("per_match", "persistent") and summary.decisions:
+        cpu[f"{mode}_bots_cpu_ms"] = round(bots_s * 1000 / summary.decisions, 3)
+        if mode == "persistent":
+            cpu["persistent_ladder_cpu_ms"] = round(ladder_s * 1000 / summary.decisions, 3)
+    return recorded_rate(config.database)
+
+
+def bench_modes(
+    base: Path, concurrency: int, deal_sets: int, deals: int, rounds: int
+) -> tuple[list[dict[str, float | None]], float]:
+    """Section 4 of the module docstring, `rounds` times, in the order of MODES and then reversed
+    (ABBA), so that a machine getting busier or quieter weighs on every way alike: the deals per
+    second of each way in each round, and the decisions per deal (of the per-match runs)."""
+    found: list[dict[str, float | None]] = []
+    per_deal: list[float] = []
+    for number in range(rounds):
+        one: dict[str, float | None] = {}
+        cpu: dict[str, float | None] = dict.fromkeys(CPU_KEYS)
+        for mode in MODES if number % 2 == 0 else reversed(MODES):
+            one[mode], decisions = play_mode(base / str(number), mode, concurrency, deal_sets, deals, cpu)
+            if mode == "per_match":
+                per_deal.append(decisions)
+        found.append({**{mode: one[mode] for mode in MODES}, **cpu})
+    return found, statistics.median(per_deal)
+
+
+def median_of(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.median(known), 3) if known else None
+
+
+def ratios(rounds: list[dict[str, float | None]], mode: str, base: str) -> list[float]:
+    return [ratio(r[mode] or 0.0, r[base] or 0.0) for r in rounds if r[mode] is not None and r[base]]
 
 
 def bench_ladder(
-    concurrency: int, deal_sets: int, deals: int, long_deals: int, seconds: float
+    concurrency: int, deal_sets: int, deals: int, long_deals: int, seconds: float, rounds: int = 1
 ) -> LadderBench:
     with tempfile.TemporaryDirectory(prefix="arena-bench-ladder-") as tmp:
         base = Path(tmp)
@@ -196,10 +258,10 @@ def bench_ladder(
             seconds,
             "s steady, quick bots",
         )
-        modes = bench_modes(base / "modes", concurrency, deal_sets, deals)
+        per_round, per_deal = bench_modes(base / "modes", concurrency, deal_sets, deals, rounds)
     server = bench_server(concurrency, seconds, idle_bots=0, bar="s bench server").decisions_per_s
-    per_deal = modes["decisions_per_deal"] or 0.0
     server_deals = rate(server, per_deal)
+    modes = {mode: median_of([r[mode] for r in per_round]) for mode in MODES}
 
     def rounded(value: float | None) -> float | None:
         return None if value is None else round(value, 1)
@@ -207,8 +269,14 @@ def bench_ladder(
     def to_server(value: float | None) -> float | None:
         return None if value is None else ratio(value, server_deals)
 
-    def to_local(value: float | None) -> float | None:
-        return None if value is None else ratio(value, modes["persistent"] or 0.0)
+    def median_ratio(mode: str, base: str) -> float | None:
+        found = ratios(per_round, mode, base)
+        return round(statistics.median(found), 3) if found else None
+
+    def ratio_range(mode: str, base: str) -> list[float] | None:
+        found = ratios(per_round, mode, base)
+        return [min(found), max(found)] if found else None
+
     return LadderBench(
         concurrency=concurrency,
         matches=summary.played,
@@ -224,14 +292,27 @@ def bench_ladder(
         ratio=ratio(quick, server),
         decisions_per_deal=round(per_deal, 1),
         server_deals_per_s=round(server_deals, 1),
+        rounds=rounds,
         per_match_deals_per_s=rounded(modes["per_match"]) or 0.0,
         persistent_deals_per_s=rounded(modes["persistent"]) or 0.0,
+        referees_2_deals_per_s=rounded(modes["referees_2"]) or 0.0,
         ray_1_worker_deals_per_s=rounded(modes["ray_1_worker"]),
         ray_2_workers_deals_per_s=rounded(modes["ray_2_workers"]),
         per_match_server_ratio=to_server(modes["per_match"]) or 0.0,
         persistent_server_ratio=to_server(modes["persistent"]) or 0.0,
+        referees_2_server_ratio=to_server(modes["referees_2"]) or 0.0,
         ray_1_worker_server_ratio=to_server(modes["ray_1_worker"]),
         ray_2_workers_server_ratio=to_server(modes["ray_2_workers"]),
-        ray_1_worker_to_local=to_local(modes["ray_1_worker"]),
-        ray_2_workers_to_local=to_local(modes["ray_2_workers"]),
+        ray_1_worker_to_local=median_ratio("ray_1_worker", "persistent"),
+        ray_2_workers_to_local=median_ratio("ray_2_workers", "referees_2"),
+        ray_1_worker_to_local_range=ratio_range("ray_1_worker", "persistent"),
+        ray_2_workers_to_local_range=ratio_range("ray_2_workers", "referees_2"),
+        referees_2_to_persistent=median_ratio("referees_2", "persistent") or 0.0,
+        referees_2_to_persistent_range=ratio_range("referees_2", "persistent"),
+        per_match_bots_cpu_ms=median_of([r["per_match_bots_cpu_ms"] for r in per_round]),
+        persistent_bots_cpu_ms=median_of([r["persistent_bots_cpu_ms"] for r in per_round]),
+        persistent_ladder_cpu_ms=median_of([r["persistent_ladder_cpu_ms"] for r in per_round]),
+        per_round=[
+            {key: rounded(value) if key in MODES else value for key, value in r.items()} for r in per_round
+        ],
     )

@@ -59,8 +59,8 @@ def register(commands: Any) -> None:
         description="Matches per minute of a ladder of three example bots (heuristic, random, random-2), "
         "and ladders' decisions per second in the steady state against `arena bench server` at the same "
         "concurrency (with the example bots, and with bots as quick as the server bench's); then the "
-        "example ladder's deals per second with per-match processes, persistent processes, and on a "
-        "local Ray (the [ray] extra) with 1 and 2 workers.",
+        "example ladder's deals per second with per-match processes, persistent processes (with one "
+        "and with two referee processes), and on a local Ray (the [ray] extra) with 1 and 2 workers.",
     )
     bench.add_argument("--concurrency", type=positive_int, default=4, metavar="K")
     bench.add_argument("--deal-sets", type=positive_int, default=2, metavar="N")
@@ -74,6 +74,13 @@ def register(commands: Any) -> None:
     )
     bench.add_argument(
         "--seconds", type=seconds, default=5.0, metavar="S", help="of each steady-state window"
+    )
+    bench.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=1,
+        metavar="R",
+        help="play the ways of running the example ladder R times, alternating their order; medians",
     )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_ladder, parser=bench)
@@ -295,7 +302,9 @@ def _cmd_bench_ladder(args: argparse.Namespace) -> int:
     from ..logs import configure
 
     configure(logging.WARNING)  # the numbers are the output
-    measured = bench_ladder(args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds)
+    measured = bench_ladder(
+        args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds, args.rounds
+    )
     report(measured.to_dict(), args.json)
     return 0
 

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -75,6 +76,12 @@ def register(commands: Any) -> None:
     run.add_argument(
         "--concurrency", type=positive_int, metavar="K", help="matches at once (overrides the file)"
     )
+    run.add_argument(
+        "--referees",
+        type=positive_int,
+        metavar="N",
+        help="referee processes the matches are spread over (overrides the file; default one per core)",
+    )
     run.add_argument("--max-matches", type=positive_int, metavar="N", help="stop after N more matches")
     run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     run.add_argument("--verbose", action="store_true", help="also the referee's log lines")
@@ -133,6 +140,13 @@ def register(commands: Any) -> None:
     ab.add_argument("--deals", type=positive_int, metavar="N", help="deals per match (default: seats)")
     ab.add_argument("--seed", type=int, default=0, metavar="S")
     ab.add_argument("--concurrency", type=positive_int, default=2, metavar="K")
+    ab.add_argument(
+        "--referees",
+        type=positive_int,
+        default=max(1, os.cpu_count() or 1),
+        metavar="N",
+        help="referee processes the matches are spread over (default: one per core)",
+    )
     ab.add_argument(
         "--alpha", type=_probability, default=0.05, help="P(deciding A when B is stronger by the effect)"
     )
@@ -221,13 +235,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if args.concurrency:
         config = dataclasses.replace(config, concurrency=args.concurrency)
+    if args.referees:
+        if args.referees > 1 and config.port:
+            raise CliError(f"{config.path}: a fixed port is one referee server: --referees must be 1")
+        config = dataclasses.replace(config, referees=args.referees)
     ray = _ray(args)
     configure(logging.INFO)
     route_logs(None if args.verbose else "ladder")
     try:
         summary = trio.run(
             lambda: run_ladder(
-                config, database=args.db, bar=not args.no_progress, max_matches=args.max_matches, ray=ray
+                config,
+                database=args.db,
+                bar=not args.no_progress,
+                max_matches=args.max_matches,
+                ray=ray,
+                verbose=args.verbose,
             )
         )
     except (StoreError, ClusterError) as exc:
@@ -379,6 +402,7 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         deals=args.deals or variant.seats,
         seed=args.seed,
         concurrency=args.concurrency,
+        referees=args.referees,
         alpha=args.alpha,
         beta=args.beta,
         effect=args.effect,

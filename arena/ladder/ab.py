@@ -61,6 +61,7 @@ class ABConfig:
     deals: int = 3
     seed: int = 0
     concurrency: int = 2
+    referees: int = 1  # referee processes on this machine (`referees.py`)
     alpha: float = 0.05
     beta: float = 0.05
     effect: float = 0.3
@@ -201,7 +202,7 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptio
             effect=config.effect,
         )
         async with open_player(
-            list(by_name.values()), ray, match_config, directory, config.concurrency
+            list(by_name.values()), ray, match_config, directory, config.concurrency, referees=config.referees
         ) as player, trio.open_nursery() as nursery:
             async def work(scheduled: ScheduledMatch) -> None:
                 played = await player.play_record(scheduled)

@@ -5,6 +5,7 @@
     deal_sets = 4                # each deal set is played at every table in every seat arrangement
     deals = 3                    # dealer turns per match (default: one per seat)
     concurrency = 2
+    referees = 2                 # referee processes the concurrent matches are spread over
     processes = "per-match"      # or "persistent": a local bot's process plays match after match
     [time_control]               # per_decision_ms, bank_ms, increment_ms, latency_allowance_ms
     [faults]                     # policy, max_invalid, reconnect_grace_ms, start_timeout_ms
@@ -46,6 +47,7 @@ TOP_KEYS = {
     "deals",
     "seating",
     "concurrency",
+    "referees",
     "processes",
     "database",
     "replay_dir",
@@ -103,6 +105,7 @@ class LadderConfig:
     deals: int = 3
     seating: str = "permutations"
     concurrency: int = 2
+    referees: int = 1  # referee processes on this machine (`referees.py`); at most `concurrency` are used
     time_control: TimeControl = field(default_factory=TimeControl)
     fault_policy: str = "substitute"
     max_invalid: int = 3
@@ -290,6 +293,10 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
     port = top.integer("port", 0, 0, 65535)
     if port == 0 and any(bot.remote for bot in bots):
         raise top.error("a remote bot needs a fixed port to dial: set port", "port")
+    # One referee process per core by default; a fixed port (for remote bots) is one server.
+    referees = top.integer("referees", 1 if port else max(1, os.cpu_count() or 1), 1, 1024)
+    if port and referees > 1:
+        raise top.error("a fixed port is one referee server: referees must be 1 with port", "referees")
     return LadderConfig(
         path=path,
         name=top.text("name", path.stem),
@@ -300,6 +307,7 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
         deals=top.integer("deals", variant.seats, 1, 10_000),
         seating=top.text("seating", "permutations" if variant.seats == 3 else "rotations", SEATINGS),
         concurrency=top.integer("concurrency", max(1, os.cpu_count() or 1), 1, 1024),
+        referees=referees,
         time_control=time_control,
         fault_policy=faults.text("policy", "substitute", FAULT_POLICIES),
         max_invalid=faults.integer("max_invalid", 3, 1, 100),

@@ -109,6 +109,7 @@ class MatchPlayer:
         bots: Callable[[str], BotSpec],
         log_dir: Path,
         node: str = "local",
+        log_tag: str = "",
     ) -> None:
         self.hub = hub
         self.address = address
@@ -116,6 +117,7 @@ class MatchPlayer:
         self.bots = bots
         self.log_dir = log_dir
         self.node = node
+        self.log_tag = log_tag  # in persistent processes' log names: players sharing `log_dir` differ
         log_dir.mkdir(parents=True, exist_ok=True)
         self.live: set[MatchRunner] = set()
         self.finished_decisions = 0
@@ -249,7 +251,7 @@ class MatchPlayer:
                 except OSError:
                     pass  # it died between two matches: a new one takes its place
         self.started_persistent += 1
-        log_path = self.log_dir / f"persistent-{bot.name}-{self.started_persistent}.log"
+        log_path = self.log_dir / f"persistent-{bot.name}-{self.log_tag}{self.started_persistent}.log"
         # The first match is in its environment too: a program that does not read its input plays
         # that one match as a per-match process would, exits, and the next match starts another.
         base = bot_environment(self.address, runner.seats[seat].token, seat)

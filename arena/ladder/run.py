@@ -1,7 +1,8 @@
 """`arena ladder run`: the ladder's matches through the referee server, recorded as they end.
 
-One referee server (in this process, on its own port), at most `concurrency` matches at once,
-each with its local bots as processes (`player.py`: per match, or persistent); or, with `ray`,
+One referee server (in this process, on its own port), or several referee processes
+(`referees.py`), at most `concurrency` matches at once, each with its local bots as processes
+(`player.py`: per match, or persistent); or, with `ray`,
 the matches played by workers on a Ray cluster (`cluster.py`). Each finished match is read
 back from its replay log and recorded in one transaction with the ratings after it. Matches
 already in the database are skipped, so a run that was stopped, however abruptly, is continued
@@ -28,6 +29,7 @@ from ..server.app import serve
 from .cluster import ClusterError, RayPlayer, cluster_player
 from .config import BotSpec, LadderConfig
 from .player import MatchPlayer
+from .referees import RefereePool, referee_pool
 from .schedule import ScheduledMatch, build_schedule
 from .store import MatchRecord, Store, StoreError, latest_ratings
 
@@ -64,9 +66,12 @@ async def open_player(
     host: str = "127.0.0.1",
     port: int = 0,
     base: Path | None = None,
+    referees: int = 1,
+    verbose: bool = False,
 ) -> AsyncIterator[Player]:
-    """A player on this machine (a server in this process on `host`:`port`), or on Ray (the bots'
-    files from `base`, if given); closed at the end."""
+    """A player on this machine: a server in this process on `host`:`port`, or with `referees`
+    > 1 that many referee processes (at most `concurrency`; their lines all logged with
+    `verbose`); or on Ray (the bots' files from `base`, if given). Closed at the end."""
     player: Player
     if ray is not None:
         remote = [bot.name for bot in bots if bot.remote]
@@ -80,6 +85,14 @@ async def open_player(
                 yield player
             finally:
                 await player.close()
+        return
+    if min(referees, concurrency) > 1:
+        if port:
+            raise ValueError("a fixed port is one referee server")
+        async with referee_pool(
+            min(referees, concurrency), bots, match_config, replay_dir, host, verbose
+        ) as pool:
+            yield pool
         return
     by_name = {bot.name: bot for bot in bots}
     async with trio.open_nursery() as nursery:
@@ -152,15 +165,17 @@ async def run_ladder(
     max_matches: int | None = None,
     on_player: Callable[[Player], None] | None = None,
     ray: RayOptions | None = None,
+    verbose: bool = False,
 ) -> RunSummary:
     """Play every match of the ladder not yet in its database; see the module docstring.
-    With `bar`, a progress bar on standard error when it is a terminal. Raises StoreError or
+    With `bar`, a progress bar on standard error when it is a terminal; with `verbose`, the
+    referee processes log all their lines (else the ladder's own and errors). Raises StoreError or
     ClusterError (one line each) when the run cannot go on; every match recorded stays."""
     path = database or config.database
     store = Store.open(path, config.name, config.identity(), config.bots)
     try:
         with Bar("matches", per_minute=True, show=bar) as progress:
-            summary = await _run(config, store, progress, max_matches, on_player, ray)
+            summary = await _run(config, store, progress, max_matches, on_player, ray, verbose)
     finally:
         store.close()
     if summary.fatal is not None:
@@ -175,6 +190,7 @@ async def _run(
     max_matches: int | None,
     on_player: Callable[[Player], None] | None,
     ray: RayOptions | None,
+    verbose: bool,
 ) -> RunSummary:
     names = [bot.name for bot in config.bots]
     schedule = build_schedule(names, config.seats, config.deal_sets, config.seed, config.seating)
@@ -248,7 +264,13 @@ async def _run(
             async with open_player(
                 config.bots, ray, match_config, config.replay_dir, config.concurrency,
                 host=config.host, port=config.port, base=config.path.resolve().parent,
+                referees=config.referees, verbose=verbose,
             ) as player:
+                where: dict[str, object] = {"ray": ray.address or "local"} if ray else {}
+                if isinstance(player, MatchPlayer):
+                    where = {"address": player.address}
+                elif isinstance(player, RefereePool):
+                    where = {"referees": player.addresses()}
                 log.info(
                     "ladder started",
                     ladder=config.name,
@@ -257,11 +279,7 @@ async def _run(
                     recorded=recorded_before,
                     to_play=len(pending),
                     concurrency=config.concurrency,
-                    **(
-                        {"address": player.address}
-                        if isinstance(player, MatchPlayer)
-                        else {"ray": ray.address or "local" if ray else None}
-                    ),
+                    **where,
                 )
                 workers.append(player)
                 if on_player is not None:
