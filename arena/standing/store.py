@@ -14,8 +14,12 @@ lock serialises its connection, which is plenty at matches-per-minute rates.
 
 Schema versions: 1, the first; 2 added ``match_seats.hello_name`` and ``hello_version``
 (what the seat's bot said in its last Hello; NULL for a seat that said none and for the
-matches recorded before). Opening a store of an older version migrates it, in the same
-transaction as the rest of the opening (`MIGRATIONS`).
+matches recorded before); 3 added what several servers sharing one PostgreSQL need
+(`arena.standing.cluster`): ``matches.server_id`` (the server that hosts the match) and
+``abort_reason``, the tables ``arena_servers`` (heartbeats), ``lobby_places`` (every waiting
+or booked place of every server's lobby streams) and ``pair_meetings`` (how often each pair
+met, filled from the stored matches on migration). Opening a store of an older version
+migrates it, in the same transaction as the rest of the opening (`MIGRATIONS`).
 """
 
 from __future__ import annotations
@@ -26,13 +30,13 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 SCHEMA = [
@@ -56,7 +60,9 @@ SCHEMA = [
         termination TEXT NOT NULL DEFAULT '',   -- completed, forfeit, aborted
         started_ms BIGINT NOT NULL,
         finished_ms BIGINT,
-        replay TEXT NOT NULL DEFAULT ''
+        replay TEXT NOT NULL DEFAULT '',
+        server_id TEXT NOT NULL DEFAULT '',     -- the server hosting it; '' = single-process
+        abort_reason TEXT NOT NULL DEFAULT ''   -- why it was aborted, when it was
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_state ON matches (state)",
     """CREATE TABLE IF NOT EXISTS match_seats (
@@ -84,6 +90,36 @@ SCHEMA = [
         faults INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (bot, variant)
     )""",
+    # Several servers on one PostgreSQL (arena/standing/cluster.py); unused by a SQLite store.
+    """CREATE TABLE IF NOT EXISTS arena_servers (
+        server_id TEXT PRIMARY KEY,
+        address TEXT NOT NULL,                  -- host:port its bots' match streams dial
+        state TEXT NOT NULL,                    -- serving, draining, stopped, gone
+        started_ms BIGINT NOT NULL,
+        heartbeat_ms BIGINT NOT NULL            -- the database's clock
+    )""",
+    """CREATE TABLE IF NOT EXISTS lobby_places (
+        place_id TEXT PRIMARY KEY,              -- server:stream:slot
+        server_id TEXT NOT NULL,
+        stream BIGINT NOT NULL,
+        bot TEXT NOT NULL REFERENCES bots (name),
+        variants TEXT NOT NULL,                 -- comma list the stream asked for
+        waiting_since_ms BIGINT NOT NULL,
+        leaving INTEGER NOT NULL DEFAULT 0,     -- its stream ended; deleted when its match ends
+        match_id TEXT,                          -- booked for this match; NULL = free
+        seat INTEGER,
+        host_address TEXT,
+        seat_token TEXT                         -- until the stream's server delivered the Seated
+    )""",
+    "CREATE INDEX IF NOT EXISTS lobby_places_by_match ON lobby_places (match_id)",
+    "CREATE INDEX IF NOT EXISTS lobby_places_by_bot ON lobby_places (bot)",
+    """CREATE TABLE IF NOT EXISTS pair_meetings (
+        variant TEXT NOT NULL,
+        one TEXT NOT NULL,                      -- the two names sorted as Python sorts them
+        other TEXT NOT NULL,
+        meetings INTEGER NOT NULL,
+        PRIMARY KEY (variant, one, other)
+    )""",
 ]
 
 
@@ -92,6 +128,10 @@ MIGRATIONS: dict[int, list[str]] = {
     1: [
         "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
         "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
+    ],
+    2: [
+        "ALTER TABLE matches ADD COLUMN server_id TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE matches ADD COLUMN abort_reason TEXT NOT NULL DEFAULT ''",
     ],
 }
 
@@ -102,6 +142,19 @@ class StoreError(Exception):
 
 class UnknownBotError(StoreError):
     """No bot has that name."""
+
+
+class NotRunningError(StoreError):
+    """A result for a match the store no longer has running (another server recorded it aborted)."""
+
+
+@dataclass
+class StoreUsage:
+    """What this connection asked of the database: for `arena bench arena`'s cost per match."""
+
+    transactions: int = 0
+    queries: int = 0
+    seconds: float = 0.0  # inside transactions, from BEGIN to COMMIT or ROLLBACK
 
 
 def hash_token(token: str) -> str:
@@ -234,8 +287,11 @@ class Store:
         self.url = url
         self.postgres = url.startswith(("postgresql://", "postgres://"))
         self._lock = threading.Lock()
+        self.usage = StoreUsage()
         self._conn: Any = self._connect(url)
         with self.transaction() as db:
+            if self.postgres:  # servers opening one new store at once create its tables once
+                db.execute("SELECT pg_advisory_xact_lock(7470001)")
             for statement in SCHEMA:
                 db.execute(statement)
             row = db.execute("SELECT version FROM arena_schema").fetchone()
@@ -245,8 +301,10 @@ class Store:
                 raise StoreError(f"{self.describe()}: written by a newer arena (schema {row[0]})")
             elif row[0] < SCHEMA_VERSION:
                 for version in range(int(row[0]), SCHEMA_VERSION):
-                    for statement in MIGRATIONS[version]:
+                    for statement in MIGRATIONS.get(version, []):
                         db.execute(statement)
+                if row[0] < 3:
+                    _fill_pair_meetings(db)
                 db.execute("UPDATE arena_schema SET version = ?", (SCHEMA_VERSION,))
 
     def _connect(self, url: str) -> Any:
@@ -282,13 +340,20 @@ class Store:
     def transaction(self) -> Iterator[_Session]:
         """Everything inside commits together or not at all."""
         with self._lock:
+            began = time.perf_counter()
             self._conn.execute("BEGIN")
+            session = _Session(self._conn, self.postgres)
             try:
-                yield _Session(self._conn, self.postgres)
+                yield session
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            else:
+                self._conn.execute("COMMIT")
+            finally:
+                self.usage.transactions += 1
+                self.usage.queries += session.queries
+                self.usage.seconds += time.perf_counter() - began
 
     # ------------------------------------------------------------------ bots
 
@@ -373,12 +438,12 @@ class Store:
                     "INSERT INTO match_seats (match_id, seat, bot) VALUES (?, ?, ?)", (match_id, seat, bot)
                 )
 
-    def abort_match(self, match_id: str) -> None:
+    def abort_match(self, match_id: str, reason: str = "") -> None:
         with self.transaction() as db:
             db.execute(
-                "UPDATE matches SET state = 'aborted', termination = 'aborted', finished_ms = ? "
-                "WHERE match_id = ? AND state = 'running'",
-                (now_ms(), match_id),
+                "UPDATE matches SET state = 'aborted', termination = 'aborted', finished_ms = ?, "
+                "abort_reason = ? WHERE match_id = ? AND state = 'running'",
+                (now_ms(), reason, match_id),
             )
 
     def ratings(self, variant: str, bots: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -408,18 +473,27 @@ class Store:
             counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
         return counts
 
-    def finish_match(self, result: MatchResult, pause_after: int, pause_ms: int) -> list[Pause]:
+    def finish_match(
+        self,
+        result: MatchResult,
+        pause_after: int,
+        pause_ms: int,
+        also: Callable[[_Session], None] | None = None,
+    ) -> list[Pause]:
         """Record a finished match, its ratings and the bots' fault streaks, atomically.
 
         Returns the bots this match pauses: those with a fault in `pause_after` matches in a row.
+        Raises `NotRunningError`, recording nothing, when the match is not running in the store
+        (another server found its host dead and recorded it aborted): it is never rated then.
+        `also(db)` runs in the same transaction (the cluster frees the match's lobby places).
         """
         finished = now_ms()
         pauses: list[Pause] = []
         rated = result.termination in ("completed", "forfeit")
         with self.transaction() as db:
-            db.execute(
+            updated = db.execute(
                 "UPDATE matches SET state = ?, termination = ?, finished_ms = ?, replay = ? "
-                "WHERE match_id = ?",
+                "WHERE match_id = ? AND state = 'running'",
                 (
                     "finished" if rated else "aborted",
                     result.termination,
@@ -428,6 +502,10 @@ class Store:
                     result.match_id,
                 ),
             )
+            if updated.rowcount != 1:
+                raise NotRunningError(f"match {result.match_id} is not running in the store")
+            if also is not None:
+                also(db)
             for seat, outcome in enumerate(result.seats):
                 name, version = outcome.hello if outcome.hello is not None else (None, None)
                 db.execute(
@@ -563,6 +641,24 @@ class Store:
         return recent
 
 
+def _fill_pair_meetings(db: _Session) -> None:
+    """`pair_meetings` from the matches already stored (migration to schema 3)."""
+    rows = db.execute(
+        "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
+        "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
+        "JOIN matches m ON m.match_id = a.match_id GROUP BY m.variant, a.bot, b.bot"
+    ).fetchall()
+    counts: dict[tuple[str, str, str], int] = {}
+    for variant, one, other, count in rows:
+        low, high = sorted((one, other))
+        counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
+    for (variant, one, other), count in counts.items():
+        db.execute(
+            "INSERT INTO pair_meetings (variant, one, other, meetings) VALUES (?, ?, ?, ?)",
+            (variant, one, other, count),
+        )
+
+
 _BOT_COLUMNS = "name, variants, registered_ms, revoked_ms, paused_until_ms, pause_reason"
 
 
@@ -577,8 +673,10 @@ class _Session:
     def __init__(self, conn: Any, postgres: bool) -> None:
         self._conn = conn
         self._postgres = postgres
+        self.queries = 0
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        self.queries += 1
         if self._postgres:
             sql = sql.replace("?", "%s")  # no statement here has a literal '?'
         return self._conn.execute(sql, params)
