@@ -20,6 +20,7 @@ import threading
 import time
 import tomllib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,9 @@ from .matchmaking import Candidate, form_tables, pair_key
 from .store import BotRecord, MatchResult, NotRunningError, Pause, SeatResult, Store, now_ms
 
 log = structlog.get_logger()
+
+Rate = Callable[[dict[str, tuple[float, float]]], dict[str, tuple[float, float]]]
+"""A match's rating update: the seats' stored (mu, sigma) to their new ones."""
 
 RECORD_TIMEOUT_S = 30.0
 """How long a stopping server waits to store a result its bots were already told of."""
@@ -593,7 +597,7 @@ class Lobby:
         if runner.state is not MatchState.FINISHED or runner.replay_path is None:
             await self.db(self._abort, runner.match_id, "the match did not finish (its server stopped)")
             return
-        result = await self.db(self._summarise, arena_match)
+        result, rate = await self.db(self._summarise, arena_match)
         try:
             pauses: list[Pause] = await self.db(
                 self.store.finish_match,
@@ -601,6 +605,7 @@ class Lobby:
                 self.config.pause_after,
                 int(self.config.pause_s * 1000),
                 None if self.cluster is None else lambda db: release_places(db, [runner.match_id]),
+                rate,
             )
         except NotRunningError:
             runner.log.warning("not rated: another server recorded the match as aborted")
@@ -617,16 +622,21 @@ class Lobby:
         if self.cluster is not None:
             self.cluster.release(match_id)
 
-    def _summarise(self, arena_match: ArenaMatch) -> MatchResult:
-        """The match's result and new ratings, from its replay (worker thread)."""
+    def _summarise(self, arena_match: ArenaMatch) -> tuple[MatchResult, Rate]:
+        """The match's result from its replay, and how it changes the seats' ratings (worker thread)."""
         runner = arena_match.runner
         assert runner.replay_path is not None
         variant = runner.config.variant.name
         bots = arena_match.bots
         results = read_results(runner.replay_path, len(bots))
         deals, faults, decisions, hellos = results.deals, results.faults, results.decisions, results.hellos
-        ratings = Ratings(bots, self.store.ratings(variant, bots))
-        ratings.update(bots, deals, runner.forfeited)
+        forfeited = runner.forfeited
+
+        def rate(stored: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+            ratings = Ratings(bots, stored)
+            ratings.update(bots, deals, forfeited)
+            return ratings.of(bots)
+
         seats = []
         for seat, bot in enumerate(bots):
             mine = [f"{f.kind}: {f.detail}" for f in faults if f.seat == seat]
@@ -641,14 +651,15 @@ class Lobby:
                     hello=hellos[seat] if hellos[seat] != ("", "") else None,
                 )
             )
-        return MatchResult(
+        result = MatchResult(
             match_id=runner.match_id,
             variant=variant,
             termination=runner.termination,
             replay=runner.replay_path.name,
             seats=seats,
-            ratings=ratings.of(bots),
+            ratings={},
         )
+        return result, rate
 
     # ------------------------------------------------------------------ cutting bots off
 

@@ -62,7 +62,8 @@ SCHEMA = [
         finished_ms BIGINT,
         replay TEXT NOT NULL DEFAULT '',
         server_id TEXT NOT NULL DEFAULT '',     -- the server hosting it; '' = single-process
-        abort_reason TEXT NOT NULL DEFAULT ''   -- why it was aborted, when it was
+        abort_reason TEXT NOT NULL DEFAULT '',  -- why it was aborted, when it was
+        record_seq BIGINT                       -- order of the recorded results (ratings' order)
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_state ON matches (state)",
     """CREATE TABLE IF NOT EXISTS match_seats (
@@ -132,8 +133,12 @@ MIGRATIONS: dict[int, list[str]] = {
     2: [
         "ALTER TABLE matches ADD COLUMN server_id TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE matches ADD COLUMN abort_reason TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE matches ADD COLUMN record_seq BIGINT",
     ],
 }
+
+# After the migrations: indexes on columns an older schema lacks.
+INDEXES = ["CREATE INDEX IF NOT EXISTS matches_by_record_seq ON matches (record_seq)"]
 
 
 class StoreError(Exception):
@@ -306,6 +311,8 @@ class Store:
                 if row[0] < 3:
                     _fill_pair_meetings(db)
                 db.execute("UPDATE arena_schema SET version = ?", (SCHEMA_VERSION,))
+            for statement in INDEXES:
+                db.execute(statement)
 
     def _connect(self, url: str) -> Any:
         if self.postgres:
@@ -479,6 +486,7 @@ class Store:
         pause_after: int,
         pause_ms: int,
         also: Callable[[_Session], None] | None = None,
+        rate: Callable[[dict[str, tuple[float, float]]], dict[str, tuple[float, float]]] | None = None,
     ) -> list[Pause]:
         """Record a finished match, its ratings and the bots' fault streaks, atomically.
 
@@ -486,24 +494,40 @@ class Store:
         Raises `NotRunningError`, recording nothing, when the match is not running in the store
         (another server found its host dead and recorded it aborted): it is never rated then.
         `also(db)` runs in the same transaction (the cluster frees the match's lobby places).
+
+        `rate(stored)` gives the seats' new ratings from their stored (mu, sigma) (a bot without
+        one is missing); it is called inside the transaction, with the bots' rows locked on
+        PostgreSQL, so two servers recording matches of one bot at once never lose an update
+        (the second waits for the first). `result.ratings` is set to what it returns.
         """
-        finished = now_ms()
         pauses: list[Pause] = []
         rated = result.termination in ("completed", "forfeit")
         with self.transaction() as db:
             updated = db.execute(
-                "UPDATE matches SET state = ?, termination = ?, finished_ms = ?, replay = ? "
+                "UPDATE matches SET state = ?, termination = ?, replay = ? "
                 "WHERE match_id = ? AND state = 'running'",
-                (
-                    "finished" if rated else "aborted",
-                    result.termination,
-                    finished,
-                    result.replay,
-                    result.match_id,
-                ),
+                ("finished" if rated else "aborted", result.termination, result.replay, result.match_id),
             )
             if updated.rowcount != 1:
                 raise NotRunningError(f"match {result.match_id} is not running in the store")
+            if rated and rate is not None:
+                names = sorted({seat.bot for seat in result.seats})
+                marks = ", ".join("?" for _ in names)
+                lock = " FOR UPDATE" if self.postgres else ""  # SQLite: one writer at a time anyway
+                db.execute(f"SELECT name FROM bots WHERE name IN ({marks}) ORDER BY name{lock}", names)
+                rows = db.execute(
+                    f"SELECT bot, mu, sigma FROM ratings WHERE variant = ? AND bot IN ({marks})",
+                    (result.variant, *names),
+                ).fetchall()
+                result.ratings = rate({row[0]: (float(row[1]), float(row[2])) for row in rows})
+            # Taken with the bots locked: of two matches sharing a bot, the later one recorded
+            # has the higher number, so replaying results by it gives the stored ratings.
+            finished = now_ms()
+            seq = db.execute("SELECT COALESCE(MAX(record_seq), 0) + 1 FROM matches").fetchone()[0]
+            db.execute(
+                "UPDATE matches SET finished_ms = ?, record_seq = ? WHERE match_id = ?",
+                (finished, int(seq), result.match_id),
+            )
             if also is not None:
                 also(db)
             for seat, outcome in enumerate(result.seats):
