@@ -178,10 +178,11 @@ class Cluster:
                     (at, reason, match_id),
                 )
                 aborted.append((match_id, reason))
-            db.execute(
-                f"DELETE FROM lobby_places WHERE server_id NOT IN "
-                f"(SELECT server_id FROM arena_servers WHERE state IN {LIVE})"
-            )
+            # The places of a server that is gone: its streams are gone with it. A place booked for
+            # a match still running elsewhere stays the bot's until that match ends.
+            not_live = f"server_id NOT IN (SELECT server_id FROM arena_servers WHERE state IN {LIVE})"
+            db.execute(f"DELETE FROM lobby_places WHERE {not_live} AND match_id IS NULL")
+            db.execute(f"UPDATE lobby_places SET leaving = 1 WHERE {not_live} AND leaving = 0")
             if aborted:
                 release_places(db, [m for m, _ in aborted])
         return aborted
@@ -214,9 +215,12 @@ class Cluster:
                 (self.server_id, stream),
             )
 
-    def release(self, match_id: str, seats: Sequence[int] | None = None) -> None:
-        """The match no longer holds these seats' places (None: all of them)."""
+    def release(self, match_id: str, seats: Sequence[int] | None = None, ended_ms: int = 0) -> None:
+        """The match no longer holds these seats' places (None: all of them); `ended_ms`: it ended
+        then (kept even if its result is never recorded: its bots were free from then on)."""
         with self.store.transaction() as db:
+            if ended_ms:
+                db.execute("UPDATE matches SET ended_ms = ? WHERE match_id = ?", (ended_ms, match_id))
             release_places(db, [match_id], seats)
 
     # ------------------------------------------------------------------ tables

@@ -202,6 +202,7 @@ class Lobby:
         self.nursery = nursery
         self.cluster = cluster
         self.draining = False
+        self.drained = False
         self._seats_waiting = trio.Event()  # another server booked seats of this server's streams
         self.variants: dict[str, Variant] = {name: find_variant(name) for name in config.variants}
         self.streams: dict[int, LobbyStream] = {}
@@ -261,6 +262,7 @@ class Lobby:
         log.info("draining", matches=len(self.matches))
         while self.matches:
             await trio.sleep(0.1)
+        self.drained = True  # its heartbeats end here
         if self.cluster is not None:
             await trio.to_thread.run_sync(self.cluster.set_state, "stopped", limiter=self._beat_limiter)
         log.info("drained")
@@ -482,10 +484,11 @@ class Lobby:
         runner = arena_match.runner
         try:
             await runner.done.wait()
+            ended = now_ms()  # before its places are freed: the next match of a bot starts later
             clean = [seat.index for seat in runner.seats if not seat.faults]
-            await self.db(cluster.release, runner.match_id, clean)
+            await self.db(cluster.release, runner.match_id, clean, ended)
             with trio.CancelScope(shield=True), trio.move_on_after(RECORD_TIMEOUT_S):
-                await self._record(arena_match)
+                await self._record(arena_match, ended)
         except Exception:
             runner.log.exception("arena match not recorded")
         finally:
@@ -540,11 +543,13 @@ class Lobby:
 
     async def _heartbeats(self, cluster: Cluster) -> None:
         """Say this server lives; record the matches of servers that stopped saying so as aborted."""
-        while True:
+        while not self.drained:
             try:
                 await trio.to_thread.run_sync(cluster.heartbeat, limiter=self._beat_limiter)
                 aborted = await trio.to_thread.run_sync(cluster.reap, limiter=self._beat_limiter)
             except TakenForDeadError:
+                if self.drained:
+                    return  # it said itself that it stopped
                 log.critical("taken for dead by the other servers; stopping")
                 raise
             except Exception:
@@ -571,12 +576,13 @@ class Lobby:
                 seated_ms,
             )
             await runner.done.wait()
+            ended = now_ms()
             # A bot without a fault in this match may be seated again while the result is stored;
             # one with a fault waits: this result may pause it.
             self._release(arena_match, [not seat.faults for seat in runner.seats])
             # A result the bots were told of is stored even when the server is stopping.
             with trio.CancelScope(shield=True), trio.move_on_after(RECORD_TIMEOUT_S):
-                await self._record(arena_match)
+                await self._record(arena_match, ended)
         except Exception:
             runner.log.exception("arena match not recorded")
         finally:
@@ -591,13 +597,14 @@ class Lobby:
                 stream.running.discard(match_id)
                 self.running_by_bot[stream.bot] -= 1
 
-    async def _record(self, arena_match: ArenaMatch) -> None:
+    async def _record(self, arena_match: ArenaMatch, ended_ms: int) -> None:
         runner = arena_match.runner
         variant = runner.config.variant.name
         if runner.state is not MatchState.FINISHED or runner.replay_path is None:
             await self.db(self._abort, runner.match_id, "the match did not finish (its server stopped)")
             return
         result, rate = await self.db(self._summarise, arena_match)
+        result.ended_ms = ended_ms
         try:
             pauses: list[Pause] = await self.db(
                 self.store.finish_match,

@@ -63,7 +63,8 @@ SCHEMA = [
         replay TEXT NOT NULL DEFAULT '',
         server_id TEXT NOT NULL DEFAULT '',     -- the server hosting it; '' = single-process
         abort_reason TEXT NOT NULL DEFAULT '',  -- why it was aborted, when it was
-        record_seq BIGINT                       -- order of the recorded results (ratings' order)
+        record_seq BIGINT,                      -- order of the recorded results (ratings' order)
+        ended_ms BIGINT                         -- when it ended on its server (finished_ms: recorded)
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_state ON matches (state)",
     """CREATE TABLE IF NOT EXISTS match_seats (
@@ -134,6 +135,7 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE matches ADD COLUMN server_id TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE matches ADD COLUMN abort_reason TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE matches ADD COLUMN record_seq BIGINT",
+        "ALTER TABLE matches ADD COLUMN ended_ms BIGINT",
     ],
 }
 
@@ -214,6 +216,7 @@ class MatchResult:
     replay: str
     seats: list[SeatResult]
     ratings: dict[str, tuple[float, float]]  # bot -> (mu, sigma) after the match
+    ended_ms: int = 0  # when the match ended on its server; 0: when it is recorded
 
 
 @dataclass(frozen=True)
@@ -525,8 +528,8 @@ class Store:
             finished = now_ms()
             seq = db.execute("SELECT COALESCE(MAX(record_seq), 0) + 1 FROM matches").fetchone()[0]
             db.execute(
-                "UPDATE matches SET finished_ms = ?, record_seq = ? WHERE match_id = ?",
-                (finished, int(seq), result.match_id),
+                "UPDATE matches SET finished_ms = ?, record_seq = ?, ended_ms = ? WHERE match_id = ?",
+                (finished, int(seq), result.ended_ms or finished, result.match_id),
             )
             if also is not None:
                 also(db)
