@@ -541,6 +541,9 @@ class Lobby:
                 stop.set()
             await trio.sleep(1.0)
 
+    def has_drained(self) -> bool:
+        return self.drained
+
     async def _heartbeats(self, cluster: Cluster) -> None:
         """Say this server lives; record the matches of servers that stopped saying so as aborted."""
         while not self.drained:
@@ -548,8 +551,8 @@ class Lobby:
                 await trio.to_thread.run_sync(cluster.heartbeat, limiter=self._beat_limiter)
                 aborted = await trio.to_thread.run_sync(cluster.reap, limiter=self._beat_limiter)
             except TakenForDeadError:
-                if self.drained:
-                    return  # it said itself that it stopped
+                if self.has_drained():
+                    return  # it said itself that it stopped (while this beat was on its way)
                 log.critical("taken for dead by the other servers; stopping")
                 raise
             except Exception:
