@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from arena_bot import run_lobby
+from arena_bot.lobby import balanced_target, split_addresses
 from postgres import free_port
 
 from arena.bench.arena_processes import ArenaServer, Drivers
@@ -323,3 +326,69 @@ def test_a_server_stopped_with_sigterm_finishes_and_rates_its_live_matches(
         assert {row[1] for row in rows.values() if row[7] == victim_id} == {"finished"}
         events = [e.get("event") for e in victim.log_entries()]
         assert "draining before the stop" in events and "drained" in events
+
+
+def test_address_lists_for_several_servers() -> None:
+    assert split_addresses("10.0.0.1:1, 10.0.0.2:2,") == ["10.0.0.1:1", "10.0.0.2:2"]
+    assert split_addresses(["a:1", "b:2"]) == ["a:1", "b:2"]
+    assert balanced_target(["127.0.0.1:1", "grpc://127.0.0.2:2"]) == "ipv4:127.0.0.1:1,127.0.0.2:2"
+    assert balanced_target(["[::1]:1", "[::1]:2"]) == "ipv6:[::1]:1,[::1]:2"
+    # Host names, TLS, mixed families and one address: no round_robin target; the SDK rotates.
+    assert balanced_target(["localhost:1", "127.0.0.1:2"]) is None
+    assert balanced_target(["grpcs://127.0.0.1:1", "127.0.0.1:2"]) is None
+    assert balanced_target(["[::1]:1", "127.0.0.1:2"]) is None
+    assert balanced_target(["127.0.0.1:1"]) is None
+
+
+def test_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: str, tmp_path: Path) -> None:
+    """Python SDK bots (run_lobby) with address lists that include a server that is down: round_robin
+    over IP literals, the SDK's own rotation over host names; each plays its matches wherever its
+    table is hosted (Seated.address)."""
+    servers = [
+        ArenaServer(
+            tmp_path,
+            ["grosstarock"],
+            1,
+            1,
+            store=postgres_db,
+            port=free_port(),
+            name=f"s{i}",
+            settings=SETTINGS,
+        )
+        for i in range(2)
+    ]
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+            server.start()
+        tokens = servers[0].register_bots(SEATS + 1)
+        down = free_port()  # nothing listens here
+        one, two = (server.port for server in servers)
+        addresses = [
+            f"127.0.0.1:{down},127.0.0.1:{one},127.0.0.1:{two}",  # round_robin
+            f"localhost:{down},localhost:{one}",  # rotation
+            [f"127.0.0.1:{two}", f"127.0.0.1:{down}"],
+            f"localhost:{two},localhost:{down}",
+        ]
+        results: dict[int, Any] = {}
+
+        def play(index: int) -> None:
+            results[index] = run_lobby(
+                lambda request: request.legal_actions[0],
+                address=addresses[index],
+                bot_token=tokens[index],
+                matches=3,
+                reconnect_seconds=30,
+            )
+
+        threads = [threading.Thread(target=play, args=(i,)) for i in range(len(addresses))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert len(results) == len(addresses)
+        for result in results.values():
+            assert len(result.matches) == 3, result.failures
+            assert all(match.termination == "completed" for match in result.matches)
+        hosts = {seated.address for result in results.values() for seated in result.seated}
+        assert hosts == {f"127.0.0.1:{one}", f"127.0.0.1:{two}"}
