@@ -175,8 +175,15 @@ def run_draining(server: Any, service: Any) -> str | None:
 
     trio.run(main)
     if error:
-        raise error[0]
+        raise _leaf(error[0])
     return received[0] if received else None
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception that is not a group (a trio nursery wraps what its tasks raise)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _problem(option: str, path: Path, exc: BaseException) -> str:
