@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
+import os
+import shutil
+import subprocess
 import threading
 import time
 from collections import Counter, defaultdict
@@ -192,8 +196,6 @@ def check_store(run: Arena, replay_dir: Path) -> dict[str, Any]:
 
 
 def forfeited_seat(replay: Path) -> int | None:
-    import json
-
     for line in replay.read_text().splitlines():
         entry = json.loads(line)
         if entry["type"] == "match_end":
@@ -392,3 +394,82 @@ def test_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: str, t
             assert all(match.termination == "completed" for match in result.matches)
         hosts = {seated.address for result in results.values() for seated in result.seated}
         assert hosts == {f"127.0.0.1:{one}", f"127.0.0.1:{two}"}
+
+
+NODE_DIR = Path(__file__).resolve().parent.parent / "clients" / "node"
+NODE_LOBBY_BOT = """
+const { runLobby } = require(process.argv[1]);
+runLobby((request) => request.legal_actions[0], { matches: 3, reconnectSeconds: 30 }).then(
+  (out) => console.log(JSON.stringify({
+    bot: out.botName,
+    ended: out.matches.map((m) => m.termination),
+    failures: out.failures.map((f) => f[1]),
+    hosts: out.seated.map((s) => s.address),
+  })),
+  (error) => { console.error(String(error)); process.exitCode = 2; },
+);
+"""
+
+
+def node() -> str:
+    found, npm = shutil.which("node"), shutil.which("npm")
+    if found is None or npm is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Node.js and npm are not installed, and CI=true: CI must provide them")
+        pytest.skip("Node.js and npm are not installed")
+    installed = NODE_DIR / "node_modules" / ".package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < (NODE_DIR / "package-lock.json").stat().st_mtime:
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True, capture_output=True)
+    return found
+
+
+def test_node_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: str, tmp_path: Path) -> None:
+    """The Node SDK's runLobby, given address lists with a server that is down (round_robin over IP
+    literals, its own rotation over host names), plays its matches on the servers hosting them."""
+    node_binary = node()
+    servers = [
+        ArenaServer(
+            tmp_path,
+            ["grosstarock"],
+            1,
+            1,
+            store=postgres_db,
+            port=free_port(),
+            name=f"s{i}",
+            settings=SETTINGS,
+        )
+        for i in range(2)
+    ]
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+            server.start()
+        tokens = servers[0].register_bots(SEATS)
+        down = free_port()
+        one, two = (server.port for server in servers)
+        addresses = [
+            f"127.0.0.1:{down},127.0.0.1:{one},127.0.0.1:{two}",
+            f"localhost:{down},localhost:{two}",
+            f"127.0.0.1:{one},127.0.0.1:{down}",
+        ]
+        bots = [
+            subprocess.Popen(
+                [node_binary, "-e", NODE_LOBBY_BOT, str(NODE_DIR / "sdk.js")],
+                env={**os.environ, "ARENA_ADDRESS": address, "ARENA_BOT_TOKEN": token},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for address, token in zip(addresses, tokens, strict=True)
+        ]
+        outputs = []
+        for bot in bots:
+            out, err = bot.communicate(timeout=120)
+            assert bot.returncode == 0, err
+            outputs.append(json.loads(out.strip().splitlines()[-1]))
+        for output in outputs:
+            assert output["ended"] == ["completed"] * 3 and output["failures"] == [], output
+        assert {host for output in outputs for host in output["hosts"]} <= {
+            f"127.0.0.1:{one}",
+            f"127.0.0.1:{two}",
+        }
