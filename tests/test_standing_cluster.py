@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -473,3 +474,39 @@ def test_node_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: s
             f"127.0.0.1:{one}",
             f"127.0.0.1:{two}",
         }
+
+
+def test_a_server_frozen_past_the_limit_is_taken_for_dead_and_stops(postgres_db: str, tmp_path: Path) -> None:
+    servers = [
+        ArenaServer(
+            tmp_path,
+            ["grosstarock"],
+            1,
+            1,
+            store=postgres_db,
+            port=free_port(),
+            name=f"s{i}",
+            settings=SETTINGS,
+        )
+        for i in range(2)
+    ]
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+            server.start()
+        frozen = servers[0]
+        assert frozen.process is not None
+        frozen.process.send_signal(signal.SIGSTOP)
+        time.sleep(DEAD_AFTER_S + 2 * HEARTBEAT_S + 1.0)
+        store = Store(postgres_db)
+        try:
+            with store.transaction() as db:
+                states = dict(db.execute("SELECT address, state FROM arena_servers").fetchall())
+        finally:
+            store.close()
+        assert states == {f"127.0.0.1:{frozen.port}": "gone", f"127.0.0.1:{servers[1].port}": "serving"}
+        frozen.process.send_signal(signal.SIGCONT)
+        assert frozen.process.wait(30) == 1
+        lines = frozen.log_path.read_text().splitlines()
+        assert lines[-1].startswith("arena serve: server ") and "was taken for dead" in lines[-1], lines[-3:]
+        assert servers[1].running()
