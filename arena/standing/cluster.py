@@ -192,7 +192,8 @@ class Cluster:
     def claim_places(self, bot: str, stream: int, variants: Sequence[str], asked: int) -> int:
         """Places for a new lobby stream, as many of `asked` as the bot's limit leaves (0: none)."""
         with self.store.transaction() as db:
-            db.execute("SELECT name FROM bots WHERE name = ? FOR UPDATE", (bot,))  # one join at a time
+            # One join of a bot at a time; NO KEY: the rounds' inserts referencing the bot go on.
+            db.execute("SELECT name FROM bots WHERE name = ? FOR NO KEY UPDATE", (bot,))
             held = int(db.execute("SELECT COUNT(*) FROM lobby_places WHERE bot = ?", (bot,)).fetchone()[0])
             granted = min(asked, self.max_matches_per_bot - held)
             for slot in range(max(0, granted)):

@@ -516,7 +516,8 @@ class Store:
             if rated and rate is not None:
                 names = sorted({seat.bot for seat in result.seats})
                 marks = ", ".join("?" for _ in names)
-                lock = " FOR UPDATE" if self.postgres else ""  # SQLite: one writer at a time anyway
+                # NO KEY: rows referencing the bots (a round's new seats) may still be inserted.
+                lock = " FOR NO KEY UPDATE" if self.postgres else ""  # SQLite: one writer at a time
                 db.execute(f"SELECT name FROM bots WHERE name IN ({marks}) ORDER BY name{lock}", names)
                 rows = db.execute(
                     f"SELECT bot, mu, sigma FROM ratings WHERE variant = ? AND bot IN ({marks})",
