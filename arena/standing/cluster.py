@@ -17,9 +17,9 @@ no server is special and there is no coordinator process:
   server that finds it taken skips its round), over the free places of every serving server,
   read with ``SELECT … FOR UPDATE SKIP LOCKED`` (a place being released or left is skipped, not
   waited for). Tables are formed from that one pool with the single server's rules
-  (`matchmaking.form_tables`), so pools are never split by server. A table is hosted by the
-  server holding most of its seats (ties: the server of its longest-waiting seat); a server books
-  only the tables it hosts, and the others book theirs in their own rounds from the same pool.
+  (`matchmaking.form_tables`), so pools are never split by server, and the server whose round
+  formed a table hosts it. A busy server's rounds come later (its loop is slower to get to them),
+  so the others book more: the load spreads by itself.
 - The host runs the match. A seat whose stream is on another server gets its ``Seated`` from
   that server, with ``Seated.address`` naming the host: the host writes the seat token on the
   place row once the match exists (`publish`) and wakes the stream's server with ``NOTIFY``
@@ -34,7 +34,6 @@ from __future__ import annotations
 import random
 import secrets
 import threading
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -108,7 +107,8 @@ class Cluster:
     ) -> None:
         if not store.postgres:
             raise StoreError("several servers need a PostgreSQL store (--store postgresql://…)")
-        self.store = store
+        # A connection of its own: rounds, seats and heartbeats never wait for a result's transaction.
+        self.store = Store(store.url)
         self.address = address
         self.server_id = server_id or secrets.token_hex(6)
         self.dead_after_ms = int(dead_after_s * 1000)
@@ -286,20 +286,10 @@ class Cluster:
                 for table in form_tables(candidates, seats_by_variant[variant], meetings.get(variant, {})):
                     seated = [pool[c.stream] for c in table]
                     used.update(p.place_id for p in seated)  # formed: not offered to another variant
-                    if self._host(seated) != self.server_id:
-                        continue  # its host books it in its own round
                     if not self.address and any(p.server_id != self.server_id for p in seated):
                         continue  # other servers' bots could not be sent here
                     booked.append(self._book(db, variant, seated, deals(variant), rng_bits()))
         return booked
-
-    @staticmethod
-    def _host(places: Sequence[Place]) -> str:
-        counts = Counter(p.server_id for p in places)
-        most = max(counts.values())
-        return min(
-            (p for p in places if counts[p.server_id] == most), key=lambda p: p.waiting_since_ms
-        ).server_id
 
     def _book(self, db: _Session, variant: str, places: list[Place], deals: int, seed: int) -> BookedTable:
         places = list(places)
@@ -386,6 +376,9 @@ class Cluster:
         return [Pause(row[0], row[1], int(row[2])) for row in rows]
 
     # ------------------------------------------------------------------ notifications
+
+    def close(self) -> None:
+        self.store.close()
 
     def listen(self, wake: Callable[[], None], stop: threading.Event) -> None:
         """Call `wake()` whenever another server hands this one a seat, until `stop` is set."""

@@ -216,11 +216,17 @@ class Lobby:
         self.matches_finished = 0
         self._limiter = trio.CapacityLimiter(1)  # one store call at a time
         self._beat_limiter = trio.CapacityLimiter(1)  # heartbeats do not queue behind results
+        self._cluster_limiter = trio.CapacityLimiter(1)
         self._round = 0
 
     async def db(self, fn: Any, *args: Any) -> Any:
         """Run a store call on a worker thread."""
         return await trio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    async def cdb(self, fn: Any, *args: Any) -> Any:
+        """Run a call of the cluster (its own connection) on a worker thread: rounds and seats
+        never queue behind the recording of results."""
+        return await trio.to_thread.run_sync(fn, *args, limiter=self._cluster_limiter)
 
     async def run(self) -> None:
         """Load what seating needs, then form tables and watch for revocations until cancelled."""
@@ -249,6 +255,7 @@ class Lobby:
             if self.cluster is not None:  # its matches left running are the others' to abort now
                 with trio.CancelScope(shield=True), trio.move_on_after(5):
                     await trio.to_thread.run_sync(self.cluster.set_state, "stopped")
+                    await trio.to_thread.run_sync(self.cluster.close)
 
     async def drain(self) -> None:
         """Take no new tables, send the bots in the lobby to the other servers, and return once
@@ -348,7 +355,7 @@ class Lobby:
 
     async def _leave_places(self, cluster: Cluster, stream: int) -> None:
         try:
-            await self.db(cluster.leave, stream)
+            await self.cdb(cluster.leave, stream)
         except Exception:
             log.exception("cannot give up a left stream's lobby places")
 
@@ -425,7 +432,7 @@ class Lobby:
         order = list(self.config.variants)
         self._round += 1
         shift = self._round % len(order)
-        tables: list[BookedTable] = await self.db(
+        tables: list[BookedTable] = await self.cdb(
             cluster.book_round,
             {name: variant.seats for name, variant in self.variants.items()},
             order[shift:] + order[:shift],
@@ -438,7 +445,7 @@ class Lobby:
         for table in tables:
             self._host(cluster, table, started)
         # Only now that the matches exist here may the other servers' bots be sent to them.
-        await self.db(cluster.publish, tables)
+        await self.cdb(cluster.publish, tables)
 
     def _host(self, cluster: Cluster, table: BookedTable, started_ms: int) -> None:
         variant = self.variants[table.variant]
@@ -486,7 +493,7 @@ class Lobby:
             await runner.done.wait()
             ended = now_ms()  # before its places are freed: the next match of a bot starts later
             clean = [seat.index for seat in runner.seats if not seat.faults]
-            await self.db(cluster.release, runner.match_id, clean, ended)
+            await self.cdb(cluster.release, runner.match_id, clean, ended)
             with trio.CancelScope(shield=True), trio.move_on_after(RECORD_TIMEOUT_S):
                 await self._record(arena_match, ended)
         except Exception:
@@ -503,7 +510,7 @@ class Lobby:
                 await self._seats_waiting.wait()
             self._seats_waiting = trio.Event()
             try:
-                deliveries = await self.db(cluster.deliveries)
+                deliveries = await self.cdb(cluster.deliveries)
             except Exception:
                 log.exception("cannot read the seats booked by other servers")
                 continue
@@ -606,7 +613,7 @@ class Lobby:
         if runner.state is not MatchState.FINISHED or runner.replay_path is None:
             await self.db(self._abort, runner.match_id, "the match did not finish (its server stopped)")
             return
-        result, rate = await self.db(self._summarise, arena_match)
+        result, rate = await trio.to_thread.run_sync(self._summarise, arena_match)  # no store call
         result.ended_ms = ended_ms
         try:
             pauses: list[Pause] = await self.db(
@@ -718,7 +725,7 @@ class Lobby:
             if self.cluster is None:
                 continue
             try:  # another server's result may have paused a bot that waits here
-                paused: list[Pause] = await self.db(self.cluster.paused_bots)
+                paused: list[Pause] = await self.cdb(self.cluster.paused_bots)
             except Exception:
                 log.exception("cannot read pauses from the store")
                 continue
