@@ -122,13 +122,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         store.close()
-    usage = store.usage
+    # What this server asked of its store (both connections, with a cluster): the bench's cost per match.
+    usages = [store.usage] + ([service.cluster.store.usage] if service.cluster is not None else [])
     structlog.get_logger().info(
         "server stopped",
         signal=signal,
-        store_transactions=usage.transactions,
-        store_queries=usage.queries,
-        store_seconds=round(usage.seconds, 3),
+        store_transactions=sum(u.transactions for u in usages),
+        store_queries=sum(u.queries for u in usages),
+        store_seconds=round(sum(u.seconds for u in usages), 3),
     )
     return 0
 
