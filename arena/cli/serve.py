@@ -122,15 +122,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         store.close()
-    # What this server asked of its store (both connections, with a cluster): the bench's cost per match.
-    usages = [store.usage] + ([service.cluster.store.usage] if service.cluster is not None else [])
-    structlog.get_logger().info(
-        "server stopped",
-        signal=signal,
-        store_transactions=sum(u.transactions for u in usages),
-        store_queries=sum(u.queries for u in usages),
-        store_seconds=round(sum(u.seconds for u in usages), 3),
-    )
+    usage: dict[str, Any] = {}
+    if service.cluster is not None:  # what it asked of the store (both connections): the bench's cost
+        usages = [store.usage, service.cluster.store.usage]
+        usage = {
+            "store_transactions": sum(u.transactions for u in usages),
+            "store_queries": sum(u.queries for u in usages),
+            "store_seconds": round(sum(u.seconds for u in usages), 3),
+        }
+    structlog.get_logger().info("server stopped", signal=signal, **usage)
     return 0
 
 

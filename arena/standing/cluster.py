@@ -107,8 +107,7 @@ class Cluster:
     ) -> None:
         if not store.postgres:
             raise StoreError("several servers need a PostgreSQL store (--store postgresql://…)")
-        # A connection of its own: rounds, seats and heartbeats never wait for a result's transaction.
-        self.store = Store(store.url)
+        self.store = store  # until `register` opens the cluster's own connection
         self.address = address
         self.server_id = server_id or secrets.token_hex(6)
         self.dead_after_ms = int(dead_after_s * 1000)
@@ -117,6 +116,8 @@ class Cluster:
     # ------------------------------------------------------------------ servers
 
     def register(self) -> None:
+        # A connection of its own: rounds, seats and heartbeats never wait for a result's transaction.
+        self.store = Store(self.store.url)
         with self.store.transaction() as db:
             db.execute(
                 f"INSERT INTO arena_servers (server_id, address, state, started_ms, heartbeat_ms) "

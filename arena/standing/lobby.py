@@ -230,12 +230,12 @@ class Lobby:
 
     async def run(self) -> None:
         """Load what seating needs, then form tables and watch for revocations until cancelled."""
-        if self.cluster is None:
-            for (variant, one, other), count in (await self.db(self.store.pair_counts)).items():
-                if variant in self.meetings:
-                    self.meetings[variant][pair_key(one, other)] = count
-        self.revoked = await self.db(self.store.revoked_bots)
         try:
+            if self.cluster is None:
+                for (variant, one, other), count in (await self.db(self.store.pair_counts)).items():
+                    if variant in self.meetings:
+                        self.meetings[variant][pair_key(one, other)] = count
+            self.revoked = await self.db(self.store.revoked_bots)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._watch_revocations)
                 if self.cluster is not None:
@@ -254,8 +254,10 @@ class Lobby:
         finally:
             if self.cluster is not None:  # its matches left running are the others' to abort now
                 with trio.CancelScope(shield=True), trio.move_on_after(5):
-                    await trio.to_thread.run_sync(self.cluster.set_state, "stopped")
-                    await trio.to_thread.run_sync(self.cluster.close)
+                    try:
+                        await trio.to_thread.run_sync(self.cluster.set_state, "stopped")
+                    finally:
+                        await trio.to_thread.run_sync(self.cluster.close)
 
     async def drain(self) -> None:
         """Take no new tables, send the bots in the lobby to the other servers, and return once

@@ -131,12 +131,14 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
         "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
     ],
-    2: [
-        "ALTER TABLE matches ADD COLUMN server_id TEXT NOT NULL DEFAULT ''",
-        "ALTER TABLE matches ADD COLUMN abort_reason TEXT NOT NULL DEFAULT ''",
-        "ALTER TABLE matches ADD COLUMN record_seq BIGINT",
-        "ALTER TABLE matches ADD COLUMN ended_ms BIGINT",
-    ],
+}
+
+# From version 2 to 3: columns added to `matches` (each only if missing: a store may have them).
+MATCH_COLUMNS_3 = {
+    "server_id": "TEXT NOT NULL DEFAULT ''",
+    "abort_reason": "TEXT NOT NULL DEFAULT ''",
+    "record_seq": "BIGINT",
+    "ended_ms": "BIGINT",
 }
 
 # After the migrations: indexes on columns an older schema lacks.
@@ -312,10 +314,21 @@ class Store:
                     for statement in MIGRATIONS.get(version, []):
                         db.execute(statement)
                 if row[0] < 3:
+                    have = self._columns(db, "matches")
+                    for column, kind in MATCH_COLUMNS_3.items():
+                        if column not in have:
+                            db.execute(f"ALTER TABLE matches ADD COLUMN {column} {kind}")
                     _fill_pair_meetings(db)
                 db.execute("UPDATE arena_schema SET version = ?", (SCHEMA_VERSION,))
             for statement in INDEXES:
                 db.execute(statement)
+
+    def _columns(self, db: _Session, table: str) -> set[str]:
+        if self.postgres:
+            query = "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+        else:
+            query = "SELECT name FROM pragma_table_info(?)"
+        return {row[0] for row in db.execute(query, (table,)).fetchall()}
 
     def _connect(self, url: str) -> Any:
         if self.postgres:
@@ -671,6 +684,7 @@ class Store:
 
 def _fill_pair_meetings(db: _Session) -> None:
     """`pair_meetings` from the matches already stored (migration to schema 3)."""
+    db.execute("DELETE FROM pair_meetings")
     rows = db.execute(
         "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
         "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
