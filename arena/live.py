@@ -53,9 +53,14 @@ class Hub:
         # Called with each new match before it runs (the web's live tables attach a spectator).
         self.match_watchers: list[Callable[[MatchRunner], None]] = []
 
-    def create_match(self, config: MatchConfig, tokens: Mapping[int, str] | None = None) -> MatchRunner:
-        """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's)."""
-        match_id = secrets.token_hex(8)
+    def create_match(
+        self, config: MatchConfig, tokens: Mapping[int, str] | None = None, match_id: str | None = None
+    ) -> MatchRunner:
+        """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's),
+        `match_id` an id chosen by the caller (the standing arena books it in its store first)."""
+        match_id = match_id or secrets.token_hex(8)
+        if match_id in self.matches:
+            raise ValueError(f"match {match_id} exists already")
         runner = MatchRunner(match_id, config, self.replay_dir)
         for seat_index, token in (tokens or {}).items():
             if token in self.tokens:

@@ -18,7 +18,7 @@ from test_standing import FAST, ServerThread, wait_for
 from arena.ladder.config import load_ladder
 from arena.ladder.store import Store as LadderStore
 from arena.server.local import bot_environment
-from arena.standing.store import MatchResult, SeatResult, Store
+from arena.standing.store import SCHEMA_VERSION, MatchResult, SeatResult, Store
 
 # A ladder bot that says in Hello the version written in the VERSION file beside it, so the
 # version can change between two runs of one ladder (the ladder file, and so its identity, stays).
@@ -162,7 +162,7 @@ def test_a_store_of_schema_1_is_migrated_when_opened(any_store: Store) -> None:
         db.execute("UPDATE arena_schema SET version = 1")
     with contextlib.closing(Store(any_store.url)) as reopened:
         with reopened.transaction() as db:
-            assert db.execute("SELECT version FROM arena_schema").fetchone()[0] == 2
+            assert db.execute("SELECT version FROM arena_schema").fetchone()[0] == SCHEMA_VERSION
         assert {s.bot: s.hello_version for s in reopened.standings()} == dict.fromkeys(("ann", "bob", "cid"))
         finish(reopened, "after", [("ann", "2.0"), ("bob", "1.0"), None])
         table = {s.bot: s for s in reopened.standings()}

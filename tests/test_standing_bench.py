@@ -42,3 +42,26 @@ def test_percentile() -> None:
     assert percentile([], 99) == 0.0
     assert percentile([3, 1, 2], 50) == 2.0
     assert percentile(list(range(1, 101)), 99) == 99.0
+
+
+def test_bench_arena_servers_runs_one_then_two_servers_on_one_postgresql() -> None:
+    from postgres import unavailable
+
+    from arena.bench.arena import bench_arena_servers
+    from arena.bench.postgres import PostgresUnavailable, find_bindir
+
+    try:
+        find_bindir()
+    except PostgresUnavailable as exc:
+        unavailable(str(exc))
+    runs = bench_arena_servers(servers=2, bots=6, seconds=2, drivers=1)
+    assert [run.servers for run in runs] == [1, 2]
+    for run in runs:
+        assert run.connected == 6 and run.matches_in_window > 0 and run.decisions_per_s > 0
+        assert len(run.server_cpu_percent) == run.servers and all(c > 0 for c in run.server_cpu_percent)
+        assert run.matches_recorded >= run.matches_in_window
+        assert run.store_transactions_per_match > 0 and run.store_queries_per_match > 0
+        assert run.database_commits_per_match > 0 and run.database_cpu_percent > 0
+        assert sum(run.hosted) == run.matches_recorded
+        assert run.lost_results == 0 and run.server_errors == 0
+        json.dumps(run.to_dict())

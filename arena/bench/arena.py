@@ -38,8 +38,10 @@ What is measured:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import signal
 import tempfile
 import time
 from collections import Counter
@@ -49,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import find_variant
+from ..standing.store import Store
 from .arena_processes import ArenaServer, Drivers
 from .common import RssSampler, Window, pauses, percentile, rss_kib
 
@@ -361,3 +364,219 @@ def _think_ms(replay: Path) -> list[int]:
             if entry.get("type") == "action":
                 times.append(int(entry["think_ms"]))
     return times
+
+
+# --------------------------------------------------------------------------- several servers
+
+
+@dataclass
+class ServersBench:
+    """One run of `arena bench arena --servers N`: `servers` servers sharing one PostgreSQL."""
+
+    servers: int
+    bots: int
+    connected: int
+    seconds: float  # the measured window
+    matches_in_window: int  # the bots saw them end (completed or forfeit) in the window
+    matches_per_min: float
+    decisions_per_s: float
+    server_cpu_percent: list[float]  # each server's, in the window; 100 = one core
+    drivers_cpu_percent: float
+    database_cpu_percent: float  # PostgreSQL's processes (a throwaway cluster of the bench's own)
+    database_cpu_ms_per_match: float
+    # The store's work, whole run (start to drained stop), over every server, per match recorded:
+    matches_recorded: int
+    store_transactions_per_match: float
+    store_queries_per_match: float
+    store_ms_per_match: float  # wall time inside those transactions (network and lock waits too)
+    database_commits_per_match: float  # pg_stat_database: every commit, the bench's reads included
+    hosted: list[int]  # finished matches per server
+    lost_results: int  # a bot saw it end with a result; the store does not have it finished
+    server_errors: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def bench_arena_servers(
+    servers: int = 3,
+    bots: int = 60,
+    seconds: float = 20,
+    drivers: int = 2,
+    variants: Sequence[str] = ("grosstarock",),
+    deals: int = 1,
+    max_matches: int = 1,
+) -> list[ServersBench]:
+    """Runs with 1, 2, … `servers` servers against one throwaway PostgreSQL (a fresh database each)."""
+    from .postgres import PostgresServer, PostgresUnavailable, create_database, find_bindir
+
+    seats = max(find_variant(v).seats for v in variants)
+    if bots < seats:
+        raise ValueError(f"{bots} bots cannot fill a table of {seats}")
+    if servers < 1 or seconds <= 0:
+        raise ValueError("servers and seconds must be positive")
+    try:
+        database = PostgresServer(find_bindir())
+        database.start()
+    except (PostgresUnavailable, OSError) as exc:
+        raise RuntimeError(f"cannot start PostgreSQL for the benchmark: {exc}") from None
+    try:
+        results = []
+        for count in range(1, servers + 1):
+            url = create_database(database, f"bench_{count}")
+            with tempfile.TemporaryDirectory(prefix="arena-bench-servers-") as tmp:
+                results.append(
+                    _servers_run(
+                        count, url, Path(tmp), database, bots, seconds, min(drivers, bots), variants, deals,
+                        max_matches,
+                    )
+                )  # fmt: skip
+        return results
+    finally:
+        database.stop()
+
+
+def _servers_run(
+    count: int,
+    url: str,
+    directory: Path,
+    database: Any,
+    bots: int,
+    seconds: float,
+    drivers: int,
+    variants: Sequence[str],
+    deals: int,
+    max_matches: int,
+) -> ServersBench:
+    from .common import process_cpu_s
+    from .postgres import free_port
+
+    servers = [
+        ArenaServer(directory, variants, deals, max_matches, store=url, port=free_port(), name=f"server{i}")
+        for i in range(count)
+    ]
+    tokens = servers[0].register_bots(bots)
+    commits_before = _commits(url)
+    addresses = [f"127.0.0.1:{server.port}" for server in servers]
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+            server.start()
+        bots_side = stack.enter_context(Drivers(directory))
+        for number in range(drivers):
+            bots_side.start(
+                {
+                    "addresses": addresses,
+                    "tokens": [[i, tokens[i]] for i in range(number, bots, drivers)],
+                    "variants": list(variants),
+                    "max_matches": max_matches,
+                    "connect_timeout_s": CONNECT_S,
+                    "drain_s": DRAIN_S,
+                }
+            )
+        reports = bots_side.wait_all("connected", CONNECT_S + 30)
+        if len(reports) < drivers:
+            raise bots_side.failure(f"{drivers - len(reports)} bench drivers did not start")
+        connected = sum(int(line.split()[1]) for line in reports.values())
+        postgres = _postgres_pids(database)
+        database_cpu = sum(process_cpu_s(pid) for pid in postgres)
+        with Window(pids=[*(s.pid for s in servers), *bots_side.pids]) as window:
+            bots_side.tell("start")
+            for pause in pauses(seconds, bar=f"s measured, {count} server(s)"):
+                time.sleep(pause)
+            bots_side.tell("stop")
+        database_cpu = sum(_cpu_or_zero(pid) for pid in postgres) - database_cpu
+        # The servers drain (their matches in flight end and are recorded), then the bots leave.
+        for server in servers:
+            assert server.process is not None
+            server.process.send_signal(signal.SIGTERM)
+        for server in servers:
+            assert server.process is not None
+            server.process.wait(DRAIN_S)
+        bots_side.tell("leave")
+        if len(bots_side.wait_all("done", DRAIN_S + 30)) < drivers:
+            raise bots_side.failure("bench drivers did not finish")
+        stats = bots_side.stats()
+    commits = _commits(url) - commits_before
+    ended = _ended(stats)
+    in_window = [m for m, (term, at) in ended.items() if term in RESULTS and window.contains_wall(at)]
+    decisions = sum(report["window_decisions"] for report in stats)
+    usage = Counter[str]()
+    errors = 0
+    ids: dict[str, int] = {}
+    for number, server in enumerate(servers):
+        errors += server.log_problems()[0]
+        for entry in server.log_entries():
+            if entry.get("event") == "server stopped":
+                usage.update(
+                    transactions=entry["store_transactions"],
+                    queries=entry["store_queries"],
+                    ms=round(entry["store_seconds"] * 1000),
+                )
+            elif entry.get("event") == "joined the arena's servers":
+                ids[str(entry["server_id"])] = number
+    store = Store(url)
+    try:
+        with store.transaction() as db:
+            rows = db.execute("SELECT match_id, state, server_id FROM matches").fetchall()
+    finally:
+        store.close()
+    states = {row[0]: row[1] for row in rows}
+    recorded = sum(1 for row in rows if row[1] == "finished")
+    hosted = Counter(ids.get(row[2], -1) for row in rows if row[1] == "finished")
+    lost = sum(1 for m, (term, _) in ended.items() if term in RESULTS and states.get(m) != "finished")
+    cpu = window.cpu_s
+    elapsed = window.seconds
+    per = recorded or 1
+    return ServersBench(
+        servers=count,
+        bots=bots,
+        connected=connected,
+        seconds=round(elapsed, 2),
+        matches_in_window=len(in_window),
+        matches_per_min=round(len(in_window) / elapsed * 60, 1),
+        decisions_per_s=round(decisions / elapsed, 1),
+        server_cpu_percent=[round(c / elapsed * 100, 1) for c in cpu[:count]],
+        drivers_cpu_percent=round(sum(cpu[count:]) / elapsed * 100, 1),
+        database_cpu_percent=round(database_cpu / elapsed * 100, 1),
+        database_cpu_ms_per_match=round(database_cpu * 1000 / len(in_window), 2) if in_window else 0.0,
+        matches_recorded=recorded,
+        store_transactions_per_match=round(usage["transactions"] / per, 2),
+        store_queries_per_match=round(usage["queries"] / per, 2),
+        store_ms_per_match=round(usage["ms"] / per, 2),
+        database_commits_per_match=round(commits / per, 2),
+        hosted=[hosted.get(i, 0) for i in range(count)],
+        lost_results=lost,
+        server_errors=errors,
+    )  # fmt: skip
+
+
+def _commits(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _postgres_pids(database: Any) -> list[int]:
+    """The postmaster and its children (the backends of the servers' connections, the workers)."""
+    master = int((database.data / "postmaster.pid").read_text().split()[0])
+    pids = [master]
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == master:
+                    pids.append(int(entry.name))
+    return pids
+
+
+def _cpu_or_zero(pid: int) -> float:
+    from .common import process_cpu_s
+
+    try:
+        return process_cpu_s(pid)
+    except OSError:
+        return 0.0

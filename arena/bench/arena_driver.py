@@ -2,12 +2,18 @@
 
     python -m arena.bench.arena_driver SPEC.json
 
-The spec gives the server's address, the bots (index and bot token), the variants to join and
+The spec gives the server's address (or several servers' `addresses`: an arena of several
+servers sharing one PostgreSQL store), the bots (index and bot token), the variants to join and
 the places per bot, how long to wait for the connections, how long the matches in flight may
 take to finish, and the file to write the counts to. Each bot has its own channel and TCP
 connection, waits in `LobbyService.Join`, and on every `Seated` plays the match on its own
 `BotService.Play` stream with a random legal action for each request, at once. The parent
 steers the run with lines on stdin (see `_drive`); the driver counts what the bots saw.
+
+With several addresses a bot's lobby channel balances over all of them with gRPC's
+`round_robin` (the list starts at a different server for each bot, so the bots spread), which
+skips a server that is down: a bot whose server dies joins another one. Each match is played
+on the server its `Seated.address` names.
 """
 
 from __future__ import annotations
@@ -33,11 +39,22 @@ from .common import driver_spec
 CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 
 
+def lobby_target(addresses: list[str], index: int) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """The lobby channel's target and options for bot `index`: one address as it is; several (IPv4
+    literals, host:port) as one `ipv4:` target balanced by `round_robin`, starting at a different
+    address for each bot."""
+    if len(addresses) == 1:
+        return addresses[0], CHANNEL_OPTIONS
+    shift = index % len(addresses)
+    ordered = addresses[shift:] + addresses[:shift]
+    return "ipv4:" + ",".join(ordered), (*CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin"))
+
+
 class _Driver:
     """One driver process's bots, on one asyncio loop."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
-        self.address: str = spec["address"]
+        self.addresses: list[str] = spec.get("addresses") or [spec["address"]]
         self.variants: list[str] = spec["variants"]
         self.max_matches: int = spec["max_matches"]
         self.measuring = False
@@ -52,6 +69,18 @@ class _Driver:
         self.plays: set[asyncio.Task[None]] = set()
         self.open_seats: Counter[int] = Counter()  # by bot: Seated, and no MatchEnd yet
         self.seated: list[tuple[str, int, float]] = []  # (match id, seat, wall time) of every Seated
+        self.hosts: Counter[str] = Counter()  # Seated.address of every Seated ('' = the lobby's server)
+        self.play_channels: dict[tuple[int, str], Any] = {}  # (bot, address) -> channel
+
+    def play_stub(self, index: int, lobby_channel: Any, address: str) -> Any:
+        """The BotService stub for a match on `address` ('' or the only server: the lobby's channel)."""
+        if not address or len(self.addresses) == 1:
+            return pb_grpc.BotServiceStub(lobby_channel)  # type: ignore[no-untyped-call]
+        channel = self.play_channels.get((index, address))
+        if channel is None:
+            channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            self.play_channels[(index, address)] = channel
+        return pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
 
     async def lobby(self, channel: Any, index: int, token: str) -> None:
         """Wait in the lobby, starting a match for every Seated, until cancelled or, once
@@ -64,7 +93,6 @@ class _Driver:
         been played and recorded: leaving then loses nothing.
         """
         stub = pb_grpc.LobbyServiceStub(channel)  # type: ignore[no-untyped-call]
-        play_stub = pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
         rng = random.Random(index)
         welcomed = False
         places = self.max_matches
@@ -84,6 +112,8 @@ class _Driver:
                         self.open_seats[index] += 1
                         seated = message.seated
                         self.seated.append((seated.match_id, seated.seat, time.time()))
+                        self.hosts[seated.address] += 1
+                        play_stub = self.play_stub(index, channel, seated.address)
                         task = asyncio.create_task(self.play(play_stub, seated, rng, index))
                         self.plays.add(task)
                         task.add_done_callback(self.plays.discard)
@@ -141,6 +171,7 @@ class _Driver:
             "decide_us": [ns // 1000 for ns in self.decide_ns],
             "ended": self.ended,
             "seated": self.seated,
+            "hosts": dict(self.hosts),
             "errors": dict(self.errors),
             "rejected": self.rejected,
             "unfinished": unfinished,
@@ -173,7 +204,9 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
         line: str = await loop.run_in_executor(None, sys.stdin.readline)
         return line.strip() or "leave"  # end of input: the parent is gone
 
-    channels = [grpc.aio.insecure_channel(spec["address"], options=CHANNEL_OPTIONS) for _ in spec["tokens"]]
+    channels = [
+        grpc.aio.insecure_channel(*lobby_target(driver.addresses, index)) for index, _ in spec["tokens"]
+    ]
     lobbies = [
         asyncio.create_task(driver.lobby(channel, index, token))
         for channel, (index, token) in zip(channels, spec["tokens"], strict=True)
@@ -206,7 +239,7 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
         for task in lobbies:
             task.cancel()
         await asyncio.gather(*lobbies, return_exceptions=True)
-        for channel in channels:
+        for channel in [*channels, *driver.play_channels.values()]:
             await channel.close()
 
 

@@ -2,6 +2,8 @@
 
 `ArenaServer` starts the real server in a scratch directory (store, replays, log, an `[arena]`
 table that never throttles the benchmark), stops it with SIGTERM, and reads its log for errors.
+Given a postgresql:// store and a port, several of them form one arena (`arena.standing.cluster`):
+each has its own log and config file (`name`), and they may share the replay directory.
 `Drivers` starts the driver processes (`arena_driver.py`), sends them commands on stdin and reads
 their replies on stdout. Both are context managers that kill whatever still runs on the way out.
 """
@@ -32,12 +34,24 @@ DRIVER = "arena.bench.arena_driver"
 class ArenaServer:
     """`arena serve` on loopback, as a subprocess, with its store, replays and log in `directory`."""
 
-    def __init__(self, directory: Path, variants: Sequence[str], deals: int, max_matches: int) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        variants: Sequence[str],
+        deals: int,
+        max_matches: int,
+        *,
+        store: str | None = None,
+        port: int = 0,
+        name: str = "server",
+        settings: str = "",
+    ) -> None:
         self.directory = directory
-        self.db = directory / "arena.db"
+        self.db = store or str(directory / "arena.db")
+        self.port = port
         self.replay_dir = directory / "replays"
-        self.log_path = directory / "server.log"
-        self.config = directory / "arena.toml"
+        self.log_path = directory / f"{name}.log"
+        self.config = directory / f"{name}.toml"
         self.process: subprocess.Popen[bytes] | None = None
         listed = ", ".join(f'"{v}"' for v in variants)
         self.config.write_text(
@@ -51,11 +65,12 @@ class ArenaServer:
             "join_burst = 1000\n"  # the benchmark is never throttled
             "joins_per_minute = 100000.0\n"
             "start_timeout_s = 10.0\n"  # a seat whose bot never comes is played by the fault policy
+            + settings
         )
 
     @contextlib.contextmanager
     def store(self) -> Iterator[Store]:
-        store = Store(str(self.db))
+        store = Store(self.db)
         try:
             yield store
         finally:
@@ -71,7 +86,8 @@ class ArenaServer:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [
-                    *(sys.executable, "-m", "arena", "serve", "--host", "127.0.0.1", "--port", "0"),
+                    *(sys.executable, "-m", "arena", "serve"),
+                    *("--host", "127.0.0.1", "--port", str(self.port)),
                     *("--store", str(self.db), "--replay-dir", str(self.replay_dir)),
                     *("--arena-config", str(self.config)),
                     *("--operator-token-file", str(self.directory / "operator-token")),
@@ -100,6 +116,22 @@ class ArenaServer:
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: the server dies at once, as on a crash."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+
+    def log_entries(self) -> list[dict[str, Any]]:
+        """The server's structured log lines."""
+        entries = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict):
+                    entries.append(entry)
+        return entries
 
     def stop(self) -> None:
         """SIGTERM, and wait for the server to exit."""

@@ -118,6 +118,13 @@ def register(commands: Any) -> None:
     bench.add_argument("--variants", type=variant_list, default=("grosstarock",), metavar="V,V")
     bench.add_argument("--deals", type=positive_int, default=1, metavar="N", help="dealer turns per match")
     bench.add_argument("--max-matches", type=positive_int, default=1, metavar="N", help="at once per bot")
+    bench.add_argument(
+        "--servers",
+        type=positive_int,
+        metavar="N",
+        help="instead: runs with 1, 2, … N servers sharing one throwaway PostgreSQL (Debian's "
+        "postgresql): matches/min, decisions/s, each server's CPU and the database's cost per match",
+    )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_arena, parser=bench)
 
@@ -354,9 +361,23 @@ def _replay_table(measured: dict[str, Any]) -> list[str]:
 
 
 def _cmd_bench_arena(args: argparse.Namespace) -> int:
-    from ..bench.arena import bench_arena
+    from ..bench.arena import bench_arena, bench_arena_servers
     from ..bench.common import report
 
+    if args.servers is not None:
+        try:
+            runs = bench_arena_servers(
+                args.servers, args.bots, args.seconds, args.drivers, args.variants, args.deals,
+                args.max_matches,
+            )  # fmt: skip
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise CliError(str(exc)) from None
+        if args.json:
+            print(json.dumps([run.to_dict() for run in runs], indent=2))
+            return 0
+        for run in runs:
+            report(run.to_dict(), False, f"{run.servers} server(s) on one PostgreSQL")
+        return 0
     try:
         measured = bench_arena(
             args.bots, args.seconds, args.drivers, args.variants, args.deals, args.max_matches

@@ -15,7 +15,13 @@ The server runs until it is stopped by Ctrl-C (SIGINT) or SIGTERM: it stops taki
 its streams, closes the replay logs of the matches still running as .jsonl.part files, and exits
 with status 0. A port already in use (--port's or --http's, by another server or any other
 process) is an error: one line on stderr and exit status 1, as for an unreadable --arena-config
-or --operator-token-file or a store that cannot be opened."""
+or --operator-token-file or a store that cannot be opened.
+
+With a postgresql:// store, several servers share one arena (docs/ARENA.md): there SIGTERM (or
+SIGINT) drains the server first: it takes no new tables, sends the bots waiting in its lobby to
+the other servers, finishes and records the matches it hosts, then exits with status 0. A second
+signal stops it at once, as above; the other servers then record its running matches as
+aborted."""
 
 
 def register(commands: Any) -> None:
@@ -36,6 +42,12 @@ def register(commands: Any) -> None:
     )
     serve.add_argument(
         "--arena-config", type=Path, metavar="TOML", help="the standing arena's settings ([arena] table)"
+    )
+    serve.add_argument(
+        "--advertise",
+        metavar="HOST:PORT",
+        help="with a postgresql:// store: the address the arena's other servers send bots to for the "
+        "matches hosted here (default --host:--port)",
     )
     serve.add_argument(
         "--operator-token-file",
@@ -81,11 +93,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         operator_token = load_operator_token(args.operator_token_file)
     except (OSError, ValueError) as exc:
         raise CliError(_problem("--operator-token-file", args.operator_token_file, exc)) from None
+    advertise = args.advertise or ""
+    if args.store.startswith(("postgresql://", "postgres://")) and not advertise:
+        if args.port == 0 or args.host in ("0.0.0.0", "::", ""):
+            raise CliError(
+                "with a postgresql:// store and --port 0 or a wildcard --host, give --advertise HOST:PORT"
+            )
+        advertise = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     try:
         store = Store(args.store)
+        service = StandingArena(store, arena, advertise)
     except (OSError, ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None
-    service = StandingArena(store, arena)
     server = functools.partial(
         serve, args.host, args.port, args.replay_dir, service=service, operator_token=operator_token
     )
@@ -94,13 +113,78 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
         server = functools.partial(serve_with_site, server, service, *args.http)
     try:
-        stopped = run_until_signalled(server)  # matches still running are aborted, their logs kept
-    except (ListenError, OSError) as exc:
+        if service.cluster is not None:
+            signal = run_draining(server, service)
+        else:
+            stopped = run_until_signalled(server)  # matches still running are aborted, their logs kept
+            signal = stopped.signal.name if stopped.signal else None
+    except (ListenError, OSError, StoreError) as exc:
         raise CliError(str(exc)) from None
     finally:
         store.close()
-    structlog.get_logger().info("server stopped", signal=stopped.signal.name if stopped.signal else None)
+    usage: dict[str, Any] = {}
+    if service.cluster is not None:  # what it asked of the store (both connections): the bench's cost
+        usages = [store.usage, service.cluster.store.usage]
+        usage = {
+            "store_transactions": sum(u.transactions for u in usages),
+            "store_queries": sum(u.queries for u in usages),
+            "store_seconds": round(sum(u.seconds for u in usages), 3),
+        }
+    structlog.get_logger().info("server stopped", signal=signal, **usage)
     return 0
+
+
+def run_draining(server: Any, service: Any) -> str | None:
+    """Run `server` until a signal; the first SIGTERM or SIGINT drains the standing arena
+    (`StandingArena.drain`) and then stops the server, a second one stops it at once.
+    Returns the first signal's name (None if the server returned by itself)."""
+    import signal as signals
+
+    import structlog
+    import trio
+
+    received: list[str] = []
+    error: list[Exception] = []
+
+    async def main() -> None:
+        work = trio.CancelScope()
+
+        async def drain_then_stop() -> None:
+            await service.drain()
+            work.cancel()
+
+        async def watch(incoming: Any) -> None:
+            async with trio.open_nursery() as draining:
+                async for number in incoming:
+                    received.append(signals.Signals(number).name)
+                    if len(received) == 1:
+                        structlog.get_logger().info("draining before the stop", signal=received[0])
+                        draining.start_soon(drain_then_stop)
+                    else:
+                        work.cancel()
+
+        with trio.open_signal_receiver(signals.SIGINT, signals.SIGTERM) as incoming:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watch, incoming)
+                try:
+                    with work:
+                        await server()
+                except Exception as exc:  # raised below, not wrapped in the nursery's group
+                    error.append(exc)
+                finally:
+                    nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    if error:
+        raise _leaf(error[0])
+    return received[0] if received else None
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception that is not a group (a trio nursery wraps what its tasks raise)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _problem(option: str, path: Path, exc: BaseException) -> str:

@@ -20,6 +20,7 @@ from ..server.auth import bearer_token
 from ..server.bridge import Bridge, Close
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
+from .cluster import Cluster
 from .lobby import ArenaConfig, CloseWithRetry, Lobby, LobbyLink, Refusal
 from .store import BotRecord, Standing, Store, StoreError, UnknownBotError
 
@@ -30,19 +31,46 @@ RETRY_AFTER = "retry-after-ms"
 
 
 class StandingArena:
-    """The standing arena hosted by a server (`serve(..., service=StandingArena(store, config))`)."""
+    """The standing arena hosted by a server (`serve(..., service=StandingArena(store, config))`).
 
-    def __init__(self, store: Store, config: ArenaConfig | None = None) -> None:
+    With a PostgreSQL store it is one of the servers of an arena sharing that store
+    (`arena.standing.cluster`): `address` is the host:port the other servers' bots are sent to
+    for the matches hosted here (without one, this server hosts only tables whose bots all wait
+    on it). A SQLite store is one server's alone, as it always was.
+    """
+
+    def __init__(self, store: Store, config: ArenaConfig | None = None, address: str = "") -> None:
         self.store = store
         self.config = config or ArenaConfig()
         self.lobby: Lobby | None = None
+        self.cluster: Cluster | None = None
+        if store.postgres:
+            self.cluster = Cluster(
+                store,
+                address,
+                dead_after_s=self.config.server_dead_after_s,
+                max_matches_per_bot=self.config.max_matches_per_bot,
+            )
 
     async def start(self, hub: Hub, nursery: trio.Nursery) -> None:
-        aborted = await trio.to_thread.run_sync(self.store.abort_unfinished)
-        if aborted:
-            log.warning("matches cut off by the last stop recorded as aborted", matches=aborted)
-        self.lobby = Lobby(hub, self.store, self.config, nursery)
+        if self.cluster is None:
+            aborted = await trio.to_thread.run_sync(self.store.abort_unfinished)
+            if aborted:
+                log.warning("matches cut off by the last stop recorded as aborted", matches=aborted)
+        else:
+            await trio.to_thread.run_sync(self.cluster.register)
+            log.info(
+                "joined the arena's servers", server_id=self.cluster.server_id, address=self.cluster.address
+            )
+            for match_id, reason in await trio.to_thread.run_sync(self.cluster.reap):
+                log.warning("match of a stopped server recorded as aborted", match_id=match_id, reason=reason)
+        self.lobby = Lobby(hub, self.store, self.config, nursery, self.cluster)
         nursery.start_soon(self.lobby.run)
+
+    async def drain(self) -> None:
+        """Finish the matches hosted here and take no new ones (`arena serve`'s SIGTERM, with a cluster)."""
+        if self.lobby is not None:
+            await self.lobby.drain()
 
     def servicers(self, bridge: Bridge) -> tuple[LobbyServicer, StandingAdmin]:
         assert self.lobby is not None, "start() runs first"
@@ -75,10 +103,31 @@ class LobbyServicer(pb_grpc.LobbyServiceServicer):
         assert bot is not None
         ratings = await loop.run_in_executor(None, self.store.ratings_of, bot.name)
         link = LobbyLink(self.bridge, context.peer())
-        refusal: Refusal | None = await self.bridge.call_in_trio(self.lobby.join, bot, request, link, ratings)
-        if refusal is not None:
-            await refuse(context, refusal)
+        cluster = self.lobby.cluster
+        if cluster is None:
+            refusal: Refusal | None = await self.bridge.call_in_trio(
+                self.lobby.join, bot, request, link, ratings
+            )
+            if refusal is not None:
+                await refuse(context, refusal)
         try:
+            if cluster is not None:  # the bot's places are counted over every server, in the store
+                refusal, asked = await self.bridge.call_in_trio(self.lobby.check_join, bot, request)
+                if refusal is None:
+                    granted = await loop.run_in_executor(
+                        None, cluster.claim_places, bot.name, link.id, asked, request.max_matches or 1
+                    )
+                    if granted < 1:
+                        limit = self.lobby.config.max_matches_per_bot
+                        refusal = Refusal(
+                            grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"bot {bot.name} already holds {limit} places on the arena's servers, the limit",
+                            2_000,  # a place comes back as soon as one of its matches ends
+                        )
+                    else:
+                        await self.bridge.call_in_trio(self.lobby.admit, bot, asked, granted, link, ratings)
+                if refusal is not None:
+                    await refuse(context, refusal)
             while True:
                 item = await link.outbox.get()
                 if isinstance(item, Close):

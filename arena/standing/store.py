@@ -14,8 +14,12 @@ lock serialises its connection, which is plenty at matches-per-minute rates.
 
 Schema versions: 1, the first; 2 added ``match_seats.hello_name`` and ``hello_version``
 (what the seat's bot said in its last Hello; NULL for a seat that said none and for the
-matches recorded before). Opening a store of an older version migrates it, in the same
-transaction as the rest of the opening (`MIGRATIONS`).
+matches recorded before); 3 added what several servers sharing one PostgreSQL need
+(`arena.standing.cluster`): ``matches.server_id`` (the server that hosts the match) and
+``abort_reason``, the tables ``arena_servers`` (heartbeats), ``lobby_places`` (every waiting
+or booked place of every server's lobby streams) and ``pair_meetings`` (how often each pair
+met, filled from the stored matches on migration). Opening a store of an older version
+migrates it, in the same transaction as the rest of the opening (`MIGRATIONS`).
 """
 
 from __future__ import annotations
@@ -26,13 +30,13 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 SCHEMA = [
@@ -56,7 +60,11 @@ SCHEMA = [
         termination TEXT NOT NULL DEFAULT '',   -- completed, forfeit, aborted
         started_ms BIGINT NOT NULL,
         finished_ms BIGINT,
-        replay TEXT NOT NULL DEFAULT ''
+        replay TEXT NOT NULL DEFAULT '',
+        server_id TEXT NOT NULL DEFAULT '',     -- the server hosting it; '' = single-process
+        abort_reason TEXT NOT NULL DEFAULT '',  -- why it was aborted, when it was
+        record_seq BIGINT,                      -- order of the recorded results (ratings' order)
+        ended_ms BIGINT                         -- when it ended on its server (finished_ms: recorded)
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_state ON matches (state)",
     """CREATE TABLE IF NOT EXISTS match_seats (
@@ -84,6 +92,36 @@ SCHEMA = [
         faults INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (bot, variant)
     )""",
+    # Several servers on one PostgreSQL (arena/standing/cluster.py); unused by a SQLite store.
+    """CREATE TABLE IF NOT EXISTS arena_servers (
+        server_id TEXT PRIMARY KEY,
+        address TEXT NOT NULL,                  -- host:port its bots' match streams dial
+        state TEXT NOT NULL,                    -- serving, draining, stopped, gone
+        started_ms BIGINT NOT NULL,
+        heartbeat_ms BIGINT NOT NULL            -- the database's clock
+    )""",
+    """CREATE TABLE IF NOT EXISTS lobby_places (
+        place_id TEXT PRIMARY KEY,              -- server:stream:slot
+        server_id TEXT NOT NULL,
+        stream BIGINT NOT NULL,
+        bot TEXT NOT NULL REFERENCES bots (name),
+        variants TEXT NOT NULL,                 -- comma list the stream asked for
+        waiting_since_ms BIGINT NOT NULL,
+        leaving INTEGER NOT NULL DEFAULT 0,     -- its stream ended; deleted when its match ends
+        match_id TEXT,                          -- booked for this match; NULL = free
+        seat INTEGER,
+        host_address TEXT,
+        seat_token TEXT                         -- until the stream's server delivered the Seated
+    )""",
+    "CREATE INDEX IF NOT EXISTS lobby_places_by_match ON lobby_places (match_id)",
+    "CREATE INDEX IF NOT EXISTS lobby_places_by_bot ON lobby_places (bot)",
+    """CREATE TABLE IF NOT EXISTS pair_meetings (
+        variant TEXT NOT NULL,
+        one TEXT NOT NULL,                      -- the two names sorted as Python sorts them
+        other TEXT NOT NULL,
+        meetings INTEGER NOT NULL,
+        PRIMARY KEY (variant, one, other)
+    )""",
 ]
 
 
@@ -95,6 +133,17 @@ MIGRATIONS: dict[int, list[str]] = {
     ],
 }
 
+# From version 2 to 3: columns added to `matches` (each only if missing: a store may have them).
+MATCH_COLUMNS_3 = {
+    "server_id": "TEXT NOT NULL DEFAULT ''",
+    "abort_reason": "TEXT NOT NULL DEFAULT ''",
+    "record_seq": "BIGINT",
+    "ended_ms": "BIGINT",
+}
+
+# After the migrations: indexes on columns an older schema lacks.
+INDEXES = ["CREATE INDEX IF NOT EXISTS matches_by_record_seq ON matches (record_seq)"]
+
 
 class StoreError(Exception):
     """The store cannot do what was asked: an unknown bot, a taken name, a bad URL."""
@@ -102,6 +151,19 @@ class StoreError(Exception):
 
 class UnknownBotError(StoreError):
     """No bot has that name."""
+
+
+class NotRunningError(StoreError):
+    """A result for a match the store no longer has running (another server recorded it aborted)."""
+
+
+@dataclass
+class StoreUsage:
+    """What this connection asked of the database: for `arena bench arena`'s cost per match."""
+
+    transactions: int = 0
+    queries: int = 0
+    seconds: float = 0.0  # inside transactions, from BEGIN to COMMIT or ROLLBACK
 
 
 def hash_token(token: str) -> str:
@@ -156,6 +218,7 @@ class MatchResult:
     replay: str
     seats: list[SeatResult]
     ratings: dict[str, tuple[float, float]]  # bot -> (mu, sigma) after the match
+    ended_ms: int = 0  # when the match ended on its server; 0: when it is recorded
 
 
 @dataclass(frozen=True)
@@ -234,8 +297,11 @@ class Store:
         self.url = url
         self.postgres = url.startswith(("postgresql://", "postgres://"))
         self._lock = threading.Lock()
+        self.usage = StoreUsage()
         self._conn: Any = self._connect(url)
         with self.transaction() as db:
+            if self.postgres:  # servers opening one new store at once create its tables once
+                db.execute("SELECT pg_advisory_xact_lock(7470001)")
             for statement in SCHEMA:
                 db.execute(statement)
             row = db.execute("SELECT version FROM arena_schema").fetchone()
@@ -245,9 +311,24 @@ class Store:
                 raise StoreError(f"{self.describe()}: written by a newer arena (schema {row[0]})")
             elif row[0] < SCHEMA_VERSION:
                 for version in range(int(row[0]), SCHEMA_VERSION):
-                    for statement in MIGRATIONS[version]:
+                    for statement in MIGRATIONS.get(version, []):
                         db.execute(statement)
+                if row[0] < 3:
+                    have = self._columns(db, "matches")
+                    for column, kind in MATCH_COLUMNS_3.items():
+                        if column not in have:
+                            db.execute(f"ALTER TABLE matches ADD COLUMN {column} {kind}")
+                    _fill_pair_meetings(db)
                 db.execute("UPDATE arena_schema SET version = ?", (SCHEMA_VERSION,))
+            for statement in INDEXES:
+                db.execute(statement)
+
+    def _columns(self, db: _Session, table: str) -> set[str]:
+        if self.postgres:
+            query = "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+        else:
+            query = "SELECT name FROM pragma_table_info(?)"
+        return {row[0] for row in db.execute(query, (table,)).fetchall()}
 
     def _connect(self, url: str) -> Any:
         if self.postgres:
@@ -282,13 +363,20 @@ class Store:
     def transaction(self) -> Iterator[_Session]:
         """Everything inside commits together or not at all."""
         with self._lock:
+            began = time.perf_counter()
             self._conn.execute("BEGIN")
+            session = _Session(self._conn, self.postgres)
             try:
-                yield _Session(self._conn, self.postgres)
+                yield session
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            else:
+                self._conn.execute("COMMIT")
+            finally:
+                self.usage.transactions += 1
+                self.usage.queries += session.queries
+                self.usage.seconds += time.perf_counter() - began
 
     # ------------------------------------------------------------------ bots
 
@@ -373,12 +461,12 @@ class Store:
                     "INSERT INTO match_seats (match_id, seat, bot) VALUES (?, ?, ?)", (match_id, seat, bot)
                 )
 
-    def abort_match(self, match_id: str) -> None:
+    def abort_match(self, match_id: str, reason: str = "") -> None:
         with self.transaction() as db:
             db.execute(
-                "UPDATE matches SET state = 'aborted', termination = 'aborted', finished_ms = ? "
-                "WHERE match_id = ? AND state = 'running'",
-                (now_ms(), match_id),
+                "UPDATE matches SET state = 'aborted', termination = 'aborted', finished_ms = ?, "
+                "abort_reason = ? WHERE match_id = ? AND state = 'running'",
+                (now_ms(), reason, match_id),
             )
 
     def ratings(self, variant: str, bots: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -408,26 +496,57 @@ class Store:
             counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
         return counts
 
-    def finish_match(self, result: MatchResult, pause_after: int, pause_ms: int) -> list[Pause]:
+    def finish_match(
+        self,
+        result: MatchResult,
+        pause_after: int,
+        pause_ms: int,
+        also: Callable[[_Session], None] | None = None,
+        rate: Callable[[dict[str, tuple[float, float]]], dict[str, tuple[float, float]]] | None = None,
+    ) -> list[Pause]:
         """Record a finished match, its ratings and the bots' fault streaks, atomically.
 
         Returns the bots this match pauses: those with a fault in `pause_after` matches in a row.
+        Raises `NotRunningError`, recording nothing, when the match is not running in the store
+        (another server found its host dead and recorded it aborted): it is never rated then.
+        `also(db)` runs in the same transaction (the cluster frees the match's lobby places).
+
+        `rate(stored)` gives the seats' new ratings from their stored (mu, sigma) (a bot without
+        one is missing); it is called inside the transaction, with the bots' rows locked on
+        PostgreSQL, so two servers recording matches of one bot at once never lose an update
+        (the second waits for the first). `result.ratings` is set to what it returns.
         """
-        finished = now_ms()
         pauses: list[Pause] = []
         rated = result.termination in ("completed", "forfeit")
         with self.transaction() as db:
-            db.execute(
-                "UPDATE matches SET state = ?, termination = ?, finished_ms = ?, replay = ? "
-                "WHERE match_id = ?",
-                (
-                    "finished" if rated else "aborted",
-                    result.termination,
-                    finished,
-                    result.replay,
-                    result.match_id,
-                ),
+            updated = db.execute(
+                "UPDATE matches SET state = ?, termination = ?, replay = ? "
+                "WHERE match_id = ? AND state = 'running'",
+                ("finished" if rated else "aborted", result.termination, result.replay, result.match_id),
             )
+            if updated.rowcount != 1:
+                raise NotRunningError(f"match {result.match_id} is not running in the store")
+            if rated and rate is not None:
+                names = sorted({seat.bot for seat in result.seats})
+                marks = ", ".join("?" for _ in names)
+                # NO KEY: rows referencing the bots (a round's new seats) may still be inserted.
+                lock = " FOR NO KEY UPDATE" if self.postgres else ""  # SQLite: one writer at a time
+                db.execute(f"SELECT name FROM bots WHERE name IN ({marks}) ORDER BY name{lock}", names)
+                rows = db.execute(
+                    f"SELECT bot, mu, sigma FROM ratings WHERE variant = ? AND bot IN ({marks})",
+                    (result.variant, *names),
+                ).fetchall()
+                result.ratings = rate({row[0]: (float(row[1]), float(row[2])) for row in rows})
+            # Taken with the bots locked: of two matches sharing a bot, the later one recorded
+            # has the higher number, so replaying results by it gives the stored ratings.
+            finished = now_ms()
+            seq = db.execute("SELECT COALESCE(MAX(record_seq), 0) + 1 FROM matches").fetchone()[0]
+            db.execute(
+                "UPDATE matches SET finished_ms = ?, record_seq = ?, ended_ms = ? WHERE match_id = ?",
+                (finished, int(seq), result.ended_ms or finished, result.match_id),
+            )
+            if also is not None:
+                also(db)
             for seat, outcome in enumerate(result.seats):
                 name, version = outcome.hello if outcome.hello is not None else (None, None)
                 db.execute(
@@ -563,6 +682,25 @@ class Store:
         return recent
 
 
+def _fill_pair_meetings(db: _Session) -> None:
+    """`pair_meetings` from the matches already stored (migration to schema 3)."""
+    db.execute("DELETE FROM pair_meetings")
+    rows = db.execute(
+        "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
+        "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
+        "JOIN matches m ON m.match_id = a.match_id GROUP BY m.variant, a.bot, b.bot"
+    ).fetchall()
+    counts: dict[tuple[str, str, str], int] = {}
+    for variant, one, other, count in rows:
+        low, high = sorted((one, other))
+        counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
+    for (variant, one, other), count in counts.items():
+        db.execute(
+            "INSERT INTO pair_meetings (variant, one, other, meetings) VALUES (?, ?, ?, ?)",
+            (variant, one, other, count),
+        )
+
+
 _BOT_COLUMNS = "name, variants, registered_ms, revoked_ms, paused_until_ms, pause_reason"
 
 
@@ -577,8 +715,10 @@ class _Session:
     def __init__(self, conn: Any, postgres: bool) -> None:
         self._conn = conn
         self._postgres = postgres
+        self.queries = 0
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        self.queries += 1
         if self._postgres:
             sql = sql.replace("?", "%s")  # no statement here has a literal '?'
         return self._conn.execute(sql, params)

@@ -266,6 +266,159 @@ function playStream(client, session, token, hello) {
   });
 }
 
+/** Server addresses from an array, or from one string with commas. */
+function splitAddresses(address) {
+  const parts = Array.isArray(address) ? address : String(address || '').split(',');
+  return parts.map((part) => String(part).trim()).filter(Boolean);
+}
+
+/**
+ * A target that gRPC's `round_robin` balances over `addresses` (`ipv4:a:p,b:p` or `ipv6:...`) when
+ * every one is a plain IP literal of one family; null otherwise (host names: the SDK rotates).
+ */
+function balancedTarget(addresses) {
+  const net = require('node:net');
+  const families = new Set();
+  for (const address of addresses) {
+    const cut = address.lastIndexOf(':');
+    if (cut < 0 || !/^\d+$/.test(address.slice(cut + 1))) return null;
+    const family = net.isIP(address.slice(0, cut).replace(/^\[|\]$/g, ''));
+    if (!family) return null;
+    families.add(family);
+  }
+  if (addresses.length < 2 || families.size !== 1) return null;
+  return `${families.has(4) ? 'ipv4' : 'ipv6'}:${addresses.join(',')}`;
+}
+
+const LOBBY_BROKEN = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.CANCELLED,
+  grpc.status.UNKNOWN,
+  grpc.status.INTERNAL,
+  grpc.status.DEADLINE_EXCEEDED,
+]);
+
+/**
+ * The standing arena: join the lobby with a bot token and play every match the bot is seated at,
+ * each with `runBot` on the server its `Seated.address` names (the table's host).
+ *
+ * Options: `address` (one `host:port`, or several servers of one arena as an array or with commas;
+ * default ARENA_ADDRESS), `botToken` (default ARENA_BOT_TOKEN), `variants`, `maxMatches` (1),
+ * `matches` (leave after that many seats), `name`, `version`, `reconnectSeconds` (60), and the
+ * hooks `onSeated(seated)` and `onMatchEnd(seated, result, error)`.
+ *
+ * Several addresses are shuffled, so that bots spread over the servers. When all are IP literals
+ * the lobby keeps one channel balanced by gRPC's own `round_robin`: each join goes to the next
+ * server that is up. Otherwise the SDK rotates itself: after a broken lobby stream it joins the
+ * next address. UNAVAILABLE (a server down or draining) and other broken streams are joined again
+ * with backoff for up to `reconnectSeconds`; RESOURCE_EXHAUSTED and a pause wait `retry-after-ms`;
+ * other statuses (a bad token or variant) reject with a BotError. Resolves with
+ * `{botName, matches, failures, seated}` once the lobby is left and the matches in flight are over.
+ */
+async function runLobby(bot, options = {}) {
+  const addresses = splitAddresses(options.address || process.env.ARENA_ADDRESS);
+  const token = options.botToken || process.env.ARENA_BOT_TOKEN || '';
+  if (!addresses.length) throw new BotError('no server address: pass --address or set ARENA_ADDRESS');
+  if (!token) throw new BotError('no bot token: pass botToken or set ARENA_BOT_TOKEN');
+  for (let i = addresses.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [addresses[i], addresses[j]] = [addresses[j], addresses[i]];
+  }
+  const protocol = loadProtocol(options.protoFile);
+  const balanced = balancedTarget(addresses);
+  const serviceConfig = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+  let shared = balanced
+    ? new protocol.LobbyService(balanced, grpc.credentials.createInsecure(), { 'grpc.service_config': serviceConfig })
+    : null;
+  let current = 0;
+  const request = {
+    variants: options.variants || [],
+    max_matches: options.maxMatches || 1,
+    bot_version: options.version || '',
+    protocol_version: PROTOCOL_VERSION,
+  };
+  const out = { botName: '', matches: [], failures: [], seated: [] };
+  const plays = new Set();
+  const reconnectMs = (options.reconnectSeconds ?? 60) * 1000;
+  let stopping = false;
+  let delay = 200;
+  let brokenSince = null;
+  try {
+    while (!stopping) {
+      const client = shared || new protocol.LobbyService(addresses[current], grpc.credentials.createInsecure());
+      const ended = await new Promise((resolve) => {
+        const metadata = new grpc.Metadata();
+        metadata.set('authorization', `Bearer ${token}`);
+        const call = client.Join(request, metadata);
+        let welcomed = false;
+        call.on('data', (message) => {
+          if (message.kind === 'welcome') {
+            welcomed = true;
+            out.botName = message.welcome.bot_name;
+          } else if (message.kind === 'seated') {
+            welcomed = true;
+            const seated = message.seated;
+            out.seated.push(seated);
+            if (options.onSeated) options.onSeated(seated);
+            const play = runBot(bot, {
+              ...options,
+              address: seated.address || addresses[current],
+              token: seated.seat_token,
+              name: options.name || out.botName || 'bot',
+              reconnectSeconds: 30,
+            }).then(
+              (result) => {
+                out.matches.push(result);
+                if (options.onMatchEnd) options.onMatchEnd(seated, result, null);
+              },
+              (error) => {
+                out.failures.push([seated, String(error.message || error)]);
+                if (options.onMatchEnd) options.onMatchEnd(seated, null, error);
+              },
+            );
+            plays.add(play);
+            play.finally(() => plays.delete(play));
+            if (options.matches && out.seated.length >= options.matches) {
+              stopping = true;
+              call.cancel();
+            }
+          }
+        });
+        call.on('error', (error) => {
+          const retry = error.metadata && error.metadata.get('retry-after-ms')[0];
+          resolve({ code: error.code, details: error.details, welcomed, retryMs: retry ? Number(retry) : null });
+        });
+        call.on('end', () => resolve({ code: grpc.status.OK, details: 'closed by the server', welcomed, retryMs: null }));
+      });
+      if (!shared) client.close();
+      if (stopping) break;
+      const { code, details } = ended;
+      if (ended.welcomed) brokenSince = null;
+      if (code === grpc.status.RESOURCE_EXHAUSTED || (code === grpc.status.FAILED_PRECONDITION && ended.retryMs !== null)) {
+        await sleep(ended.retryMs ?? delay);
+        continue;
+      }
+      if (code !== grpc.status.OK && !LOBBY_BROKEN.has(code)) {
+        throw new BotError(`lobby: ${grpc.status[code] || code}: ${details}`, code);
+      }
+      if (addresses.length > 1) current = (current + 1) % addresses.length; // that server may be down
+      const now = Date.now();
+      if (brokenSince === null) brokenSince = now;
+      if (now - brokenSince > reconnectMs) {
+        throw new BotError(`no lobby stream to ${addresses.join(',')} for ${reconnectMs / 1000} s (${details})`, code);
+      }
+      log(`lobby stream broken (${grpc.status[code] || code}: ${details}); joining again`);
+      await sleep(delay * (0.5 + Math.random() / 2));
+      delay = Math.min(delay * 2, 5000);
+    }
+  } finally {
+    await Promise.all([...plays]);
+    if (shared) shared.close();
+    shared = null;
+  }
+  return out;
+}
+
 function parseArgs(argv) {
   const out = {};
   for (let i = 0; i < argv.length; i += 1) {
@@ -355,4 +508,16 @@ function main(bot, options = {}) {
   );
 }
 
-module.exports = { BotError, PROTOCOL_VERSION, actionText, loadProtocol, main, makeAction, playSequence, runBot };
+module.exports = {
+  BotError,
+  PROTOCOL_VERSION,
+  actionText,
+  balancedTarget,
+  loadProtocol,
+  main,
+  makeAction,
+  playSequence,
+  runBot,
+  runLobby,
+  splitAddresses,
+};

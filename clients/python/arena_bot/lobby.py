@@ -28,16 +28,26 @@ Refusals and broken streams:
 
 Whenever the lobby ends (enough matches, time up, a pause, a final error, an interrupt), the matches
 in flight are played to their end first: a bot that leaves mid-match is faulted.
+
+Several servers (an arena of servers sharing one store, docs/ARENA.md): give `address` as a list, or
+as one string with commas (``"10.0.0.1:50051,10.0.0.2:50051"``; so does ``ARENA_ADDRESS``). When
+every address is an IP literal (no TLS), the lobby uses ONE channel with gRPC's own client-side load
+balancing, ``round_robin``: each join goes to the next server that is up, and a server that fails is
+skipped until it is back. Otherwise (host names, TLS) the SDK rotates itself: after a broken lobby
+stream it joins the next address. Either way the list is shuffled first, so bots spread over the
+servers. A match is played on the server its `Seated.address` names (the table's host), else on the
+lobby's.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -92,6 +102,33 @@ STEADY_SECONDS = 10.0
 """A lobby stream that lasted this long resets the backoff."""
 PAUSE_FALLBACK = 30.0
 """Seconds to wait before asking again when a pause says neither ``retry-after-ms`` nor when it ends."""
+
+
+def split_addresses(address: str | Sequence[str]) -> list[str]:
+    """Server addresses from a list, or from one string with commas."""
+    parts = address.split(",") if isinstance(address, str) else list(address)
+    return [part.strip() for part in parts if part.strip()]
+
+
+def balanced_target(addresses: Sequence[str]) -> str | None:
+    """A gRPC target that `round_robin` balances over `addresses` (``ipv4:a:p,b:p`` or ``ipv6:…``),
+    when all are plain-text IP literals of one family; None otherwise."""
+    families = set()
+    for address in addresses:
+        text = address.removeprefix("grpc://").removeprefix("http://")
+        if "://" in text:
+            return None  # TLS: the SDK rotates over the addresses itself
+        host, _, port = text.rpartition(":")
+        if not port.isdigit():
+            return None
+        try:
+            families.add(ipaddress.ip_address(host.strip("[]")).version)
+        except ValueError:
+            return None  # a host name
+    if len(addresses) < 2 or len(families) != 1:
+        return None
+    scheme = "ipv4:" if families == {4} else "ipv6:"
+    return scheme + ",".join(a.removeprefix("grpc://").removeprefix("http://") for a in addresses)
 
 
 def retry_after_ms(error: object) -> int | None:
@@ -172,7 +209,7 @@ class Lobby:
         self,
         decide: Decide | Bot,
         *,
-        address: str | None = None,
+        address: str | Sequence[str] | None = None,
         bot_token: str | None = None,
         variants: Iterable[str] = (),
         max_matches: int = 1,
@@ -186,10 +223,15 @@ class Lobby:
         reconnect_seconds: float = 60.0,
         match_reconnect_seconds: float = 30.0,
     ) -> None:
-        self.address = address or os.environ.get("ARENA_ADDRESS", "")
+        self.addresses = split_addresses(address or os.environ.get("ARENA_ADDRESS", ""))
         token = bot_token or os.environ.get("ARENA_BOT_TOKEN", "")
-        if not self.address:
+        if not self.addresses:
             raise BotError("no server address: pass --address or set ARENA_ADDRESS")
+        random.shuffle(self.addresses)  # bots given the same list spread over the servers
+        self.address = ",".join(self.addresses)
+        self._balanced = balanced_target(self.addresses)
+        self._channel: grpc.Channel | None = None  # the round_robin channel, kept across joins
+        self._current = 0  # without it: the address the SDK joins next
         if not token:
             raise BotError("no bot token: pass --bot-token or set ARENA_BOT_TOKEN")
         if max_matches < 1:
@@ -269,6 +311,8 @@ class Lobby:
             if timer is not None:
                 timer.cancel()
             self._drain()
+            if self._channel is not None:
+                self._channel.close()
         if final is not None:
             raise final
         return self.result
@@ -331,10 +375,19 @@ class Lobby:
             delay = min(delay * 2, MAX_DELAY)
         return None
 
+    def _lobby_channel(self) -> grpc.Channel:
+        if self._balanced is None:
+            return open_channel(self.addresses[self._current])
+        if self._channel is None:
+            self._channel = grpc.insecure_channel(
+                self._balanced, options=[("grpc.lb_policy_name", "round_robin")]
+            )
+        return self._channel
+
     def _join_once(self) -> _Ended:
         ended = _Ended()
         opened = time.monotonic()
-        channel = open_channel(self.address)
+        channel = self._lobby_channel()
         try:
             stub = arena_pb2_grpc.LobbyServiceStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Join(self.join, metadata=self.metadata)
@@ -368,8 +421,11 @@ class Lobby:
                     self._call = None
                 call.cancel()
         finally:
-            channel.close()
+            if channel is not self._channel:
+                channel.close()
             ended.lasted = time.monotonic() - opened
+        if ended.code in BROKEN and len(self.addresses) > 1:
+            self._current = (self._current + 1) % len(self.addresses)  # that server may be down: the next
         if not ended.welcomed and ended.code not in BROKEN and not self._stopping.is_set():
             name = ended.code.name if ended.code is not None else "UNKNOWN"
             with self._lock:
@@ -456,7 +512,8 @@ class Lobby:
         try:
             result = run_bot(
                 player,
-                address=self.address,
+                # The table's host; a server that names none hosts it itself.
+                address=seated.address or self.addresses[self._current],
                 token=seated.seat_token,
                 name=self.name or self.result.bot_name or "bot",
                 version=self.version,
@@ -497,7 +554,7 @@ class Lobby:
 def run_lobby(
     decide: Decide | Bot,
     *,
-    address: str | None = None,
+    address: str | Sequence[str] | None = None,
     bot_token: str | None = None,
     variants: Iterable[str] = (),
     max_matches: int = 1,
@@ -513,7 +570,8 @@ def run_lobby(
 ) -> LobbyResult:
     """Join the standing arena's lobby with a bot token and play every match the bot is seated at.
 
-    `address` and `bot_token` default to ``ARENA_ADDRESS`` and ``ARENA_BOT_TOKEN``. `variants` limits
+    `address` and `bot_token` default to ``ARENA_ADDRESS`` and ``ARENA_BOT_TOKEN``; `address` may name
+    several servers of one arena (a list, or commas): see the module's docstring. `variants` limits
     the variants to be seated for (empty: every variant the bot is registered for); `max_matches` is
     how many matches to play at once (the server may grant fewer, `Welcome.max_matches`). `name` is
     the name sent in each match's Hello (default: the registered name from Welcome).

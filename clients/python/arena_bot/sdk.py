@@ -121,7 +121,9 @@ def main(
         description="Play one seat of an arena match (seat token), or join the standing arena (bot token)."
     )
     parser.add_argument(
-        "--address", default=os.environ.get("ARENA_ADDRESS"), help="host:port (env ARENA_ADDRESS)"
+        "--address",
+        default=os.environ.get("ARENA_ADDRESS"),
+        help="host:port (env ARENA_ADDRESS); in the lobby, several servers of one arena separated by commas",
     )
     parser.add_argument("--token", default=os.environ.get("ARENA_TOKEN"), help="seat token (env ARENA_TOKEN)")
     parser.add_argument(

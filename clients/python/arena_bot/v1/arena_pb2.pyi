@@ -599,18 +599,20 @@ class Welcome(_message.Message):
     def __init__(self, bot_name: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., max_matches: _Optional[int] = ...) -> None: ...
 
 class Seated(_message.Message):
-    __slots__ = ("match_id", "seat_token", "seat", "variant", "seat_names")
+    __slots__ = ("match_id", "seat_token", "seat", "variant", "seat_names", "address")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     SEAT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat_token: str
     seat: int
     variant: str
     seat_names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., seat: _Optional[int] = ..., variant: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ...) -> None: ...
+    address: str
+    def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., seat: _Optional[int] = ..., variant: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ..., address: _Optional[str] = ...) -> None: ...
 
 class Paused(_message.Message):
     __slots__ = ("reason", "until_ms")
