@@ -1,22 +1,20 @@
-"""Every seat's observation tensor of one deal, kept up to date as the deal goes on.
+"""Each seat's observation tensor of one deal, kept up to date in place as the deal goes on.
 
 `spaces.encode_observation(observation(state, seat))` is the definition of the tensor: the seat's
 view (the dict the server sends a bot) encoded block by block. Building it that way at every
-decision is slow, so the environment and the OpenSpiel game use `DealTensors` instead: one row
-per seat, written in place, and at each `sync()` only the entries that changed since the last
-one are written again. It reads exactly the fields `observation` puts in the seat's view; the
-tests hold the two equal decision by decision, and `tests/test_builds.py`'s build comparison
-does not cover it, so the research tests run under both builds in CI.
+decision is slow, so the environment and the OpenSpiel game use a `SeatTensor` per seat instead:
+a row written in place, where `sync()` writes only the entries that changed since its last sync.
+It reads exactly the fields `observation` puts in the seat's view; tests/test_research.py holds
+the two equal at every decision, and the compiled and pure builds equal byte for byte.
 
 How a change is found, block by block: what only grows (finished tricks, declarations,
-announcements, round answers) by the count already written; a seat's hand, the trick in
-progress, the discard by comparing the engine's list with a copy of the last one written (a
-C-level comparison that stops at the first difference, nearly free when nothing changed); one-hot
-entries (whose turn, the phase, the contract ...) by the index last written; counts by the value
-last written.
+announcements, round answers) by the count already written; the hand, the trick in progress,
+the own discard by comparing the engine's list with a copy of the last one written (a C-level
+comparison, nearly free when nothing changed); one-hot entries (whose turn, the phase, the
+partner) by the index last written; counts by the value last written.
 
-Plain Python without numpy: mypyc compiles it (setup.py), and the rows are `memoryview`s of
-float32 arrays the caller owns (`spaces.SeatRows`). Entries are written as Python floats.
+Plain Python without numpy: mypyc compiles it with the engine (setup.py), in a build that has no
+numpy; the rows are memoryviews of float32 arrays the caller owns (`spaces.DealObservations`).
 """
 
 from __future__ import annotations
