@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 import shlex
 import subprocess
@@ -100,6 +101,100 @@ def test_observation_shows_only_what_the_seat_may_see() -> None:
     assert not np.array_equal(
         spaces.encode_observation(observation(first, 1)), spaces.encode_observation(observation(second, 1))
     )
+
+
+def test_actions_outside_the_space_are_a_clear_error() -> None:
+    game = raw_env("grosstarock")
+    game.reset(seed=1)
+    for action in (-1, spaces.NUM_ACTIONS):
+        with pytest.raises(ValueError, match="outside the action space"):
+            game.step(action)
+    with pytest.raises(ValueError, match="not an index"):
+        game.step(1.5)  # type: ignore[arg-type]
+    legal = np.flatnonzero(game.observe(game.agent_selection)["action_mask"])
+    game.step(np.int32(legal[0]))  # a numpy integer is an index
+
+
+def test_wrapped_environment_enforces_the_order() -> None:
+    game = env("grosstarock")
+    with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+        _ = game.agent_selection
+    with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+        _ = game.terminations
+    game.reset(seed=3)
+    assert game.agent_selection == game.unwrapped.agent_selection
+    assert game.rewards is game.unwrapped.rewards and game.infos is game.unwrapped.infos
+
+
+def walk(variant: str, options: dict[str, str], seed: int, observe_every: int) -> int:
+    """One random deal: the tensors kept by `DealObservations` against `encode_observation` of the
+    seat's view, for every seat, every `observe_every`-th decision (1: at each one; more: each
+    tensor catches up over several steps); the masks at each decision."""
+    state = Match(find_variant(variant, options), seed, 1).start_deal()
+    tensors = spaces.DealObservations(state)
+    rng = random.Random(seed)
+    decisions = 0
+    while True:
+        if decisions % observe_every == 0 or state.is_terminal():
+            for seat in range(state.seats):
+                expected = spaces.encode_observation(observation(state, seat))
+                assert np.array_equal(tensors.observation(seat), expected), (variant, seed, decisions, seat)
+        if state.is_terminal():
+            return decisions
+        legal = state.legal_actions()
+        for seat in range(state.seats):
+            mask = tensors.mask(seat)
+            assert np.flatnonzero(mask).tolist() == (
+                sorted(spaces.action_index(a) for a in legal) if seat == state.turn else []
+            )
+        state.apply(rng.choice(legal))
+        decisions += 1
+
+
+@pytest.mark.parametrize(("variant", "options"), EVERY_OPTION_SET, ids=SET_IDS)
+def test_kept_tensors_equal_the_encoded_views_at_each_decision(variant: str, options: dict[str, str]) -> None:
+    decisions = sum(walk(variant, options, seed, 1) for seed in range(4))
+    decisions += sum(walk(variant, options, seed, 1 + seed % 5) for seed in range(4, 12))
+    assert decisions > 12 * 20
+
+
+BUILD_DIGEST = """
+import hashlib, random, sys
+import arena.engine
+from arena.research.pettingzoo import raw_env
+digest = hashlib.sha256()
+for variant in sys.argv[1:]:
+    game = raw_env(variant)
+    rng = random.Random(variant)
+    for seed in range(6):
+        game.reset(seed=seed)
+        for agent in game.agent_iter():
+            obs, reward, terminated, truncated, info = game.last()
+            digest.update(obs["observation"].tobytes() + obs["action_mask"].tobytes())
+            done = terminated or truncated
+            game.step(None if done else rng.choice(obs["action_mask"].nonzero()[0].tolist()))
+print(arena.engine.BUILD, digest.hexdigest())
+"""
+
+
+def test_compiled_and_pure_tensors_agree() -> None:
+    """The tensors are compiled with the engine (setup.py): both builds give the same bytes."""
+    runs = []
+    for pure in (False, True):
+        environment = {k: v for k, v in os.environ.items() if k != "ARENA_PURE_PYTHON"}
+        if pure:
+            environment["ARENA_PURE_PYTHON"] = "1"
+        done = subprocess.run(
+            [sys.executable, "-c", BUILD_DIGEST, *VARIANTS],
+            env=environment, capture_output=True, text=True, timeout=300, check=True,
+        )  # fmt: skip
+        runs.append(done.stdout.split())
+    (compiled_build, compiled), (pure_build, pure) = runs
+    assert pure_build == "pure"
+    if compiled_build != "compiled":
+        assert os.environ.get("CI") != "true", "CI installed the pure engine: the mypyc build failed"
+        pytest.skip("no compiled build installed")
+    assert compiled == pure
 
 
 # ------------------------------------------------------------------------------ OpenSpiel
@@ -356,6 +451,6 @@ def test_bench_research_prints_every_loop() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     measured = json.loads(done.stdout)
-    assert set(measured["loops"]) == {"engine", "env", "openspiel", "hearts"}
+    assert set(measured["loops"]) == {"engine", "env", "raw_env", "openspiel", "hearts"}
     assert all(loop["steps"] > 0 and loop["deals"] > 0 for loop in measured["loops"].values())
     assert measured["env_vs_engine"] > 0

@@ -1,11 +1,15 @@
 """`arena bench research`: the research environment against the engine; OpenSpiel's hearts as anchor.
 
-Four loops of random legal play, each a whole deal per step, taking turns in short slices
+Five loops of random legal play, each a whole deal per step, taking turns in short slices
 (`common.alternate`) so that a machine getting busier or quieter affects them alike:
 
 * ``engine``: the engine's own random play (`DealState.legal_actions` and `apply`);
-* ``env``: the PettingZoo environment (`raw_env`) as a training loop drives it: `last()` (the
-  acting seat's observation tensor and mask) and `step`, for every decision;
+* ``env``: the PettingZoo environment as docs/RESEARCH.md tells a user to drive it, `env()` (with
+  PettingZoo's order checks) and the usual AEC loop: ``for agent in env.agent_iter(): obs, reward,
+  terminated, truncated, info = env.last(); env.step(action)``, where `last()` builds the acting
+  seat's observation tensor and mask (fresh arrays) and the action is drawn from the mask's
+  non-zero entries (`numpy.nonzero`), as a random agent would;
+* ``raw_env``: the same loop on `raw_env` (no wrapper);
 * ``openspiel``: the OpenSpiel game (``grosstarock_arena``), chance nodes included, with the
   acting seat's observation tensor at each decision;
 * ``hearts``: OpenSpiel's C++ hearts, chance nodes included, with the acting seat's
@@ -41,19 +45,22 @@ def _engine(variant: Variant, seed: int) -> Callable[[], int]:
     return step
 
 
-def _env(variant: Variant, seed: int) -> Callable[[], int]:
-    from ..research.pettingzoo import raw_env
+def _env(variant: Variant, seed: int, wrapped: bool) -> Callable[[], int]:
+    from ..research.pettingzoo import env, raw_env
 
     options: dict[str, Any] = dict(variant.options)
-    game = raw_env(variant.name, **options)
+    game = (env if wrapped else raw_env)(variant.name, **options)
     rng = random.Random(seed)
     seeds = iter(range(seed, 10**12))
 
     def step() -> int:
         game.reset(seed=next(seeds))
         actions = 0
-        while not game.terminations[game.agent_selection]:
-            obs, _reward, _terminated, _truncated, _info = game.last()
+        for _agent in game.agent_iter():
+            obs, _reward, terminated, truncated, _info = game.last()
+            if terminated or truncated:
+                game.step(None)
+                continue
             game.step(rng.choice(obs["action_mask"].nonzero()[0].tolist()))
             actions += 1
         return actions
@@ -95,7 +102,8 @@ def bench_research(variant: Variant, seconds: float, seed: int = 0, slice_s: flo
     params = {"variant": variant.name, **dict(variant.options)}
     sides = {
         "engine": _engine(variant, seed),
-        "env": _env(variant, seed),
+        "env": _env(variant, seed, wrapped=True),
+        "raw_env": _env(variant, seed, wrapped=False),
         "openspiel": _spiel(pyspiel.load_game(openspiel.GAME_NAME, params), seed),
         "hearts": _spiel(pyspiel.load_game("hearts"), seed),
     }
@@ -115,6 +123,7 @@ def bench_research(variant: Variant, seconds: float, seed: int = 0, slice_s: flo
             for (name, t), r in zip(timed.items(), rates.values(), strict=True)
         },
         "env_vs_engine": round(rates["env"] / rates["engine"], 3),
+        "raw_env_vs_engine": round(rates["raw_env"] / rates["engine"], 3),
         "openspiel_vs_engine": round(rates["openspiel"] / rates["engine"], 3),
         "hearts_vs_engine": round(rates["hearts"] / rates["engine"], 3),
     }
@@ -127,7 +136,8 @@ def report_text(result: dict[str, Any]) -> str:
     for name, loop in result["loops"].items():
         lines.append(f"  {name:<10} {loop['steps_per_s']:>12,.0f} steps/s  ({loop['deals']} deals)")
     lines.append(
-        f"  env/engine {result['env_vs_engine']:.3f}   openspiel/engine {result['openspiel_vs_engine']:.3f}"
+        f"  env/engine {result['env_vs_engine']:.3f}   raw_env/engine {result['raw_env_vs_engine']:.3f}"
+        f"   openspiel/engine {result['openspiel_vs_engine']:.3f}"
         f"   hearts/engine {result['hearts_vs_engine']:.3f}"
     )
     return "\n".join(lines)

@@ -220,11 +220,15 @@ class GrosstarockState(pyspiel.State):  # type: ignore[misc]
 
 
 class GrosstarockObserver:
-    """PyObserver: `tensor` is `spaces.encode_observation` of the seat's view; with perfect recall
-    also the seat's dealt hand (78) and its own actions (a count per action index)."""
+    """PyObserver: `tensor` is `spaces.encode_observation` of the seat's view (kept up to date by
+    `spaces.DealObservations`); with perfect recall also the seat's dealt hand (78) and its own
+    actions (a count per action index)."""
 
     def __init__(self, perfect_recall: bool) -> None:
         self.perfect_recall = perfect_recall
+        # The tensors of the last deal observed, kept up to date (spaces.DealObservations): a game
+        # played forward asks for them at each move; a state of another deal starts them afresh.
+        self._observations: spaces.DealObservations | None = None
         size = spaces.OBS_SIZE + (78 + spaces.NUM_ACTIONS if perfect_recall else 0)
         self.tensor: npt.NDArray[np.float32] = np.zeros(size, np.float32)
         self.dict = {"observation": self.tensor[: spaces.OBS_SIZE]}
@@ -236,7 +240,10 @@ class GrosstarockObserver:
         self.tensor.fill(0)
         if state.deal is None:
             return
-        self.tensor[: spaces.OBS_SIZE] = spaces.encode_observation(state.view(player))
+        observations = self._observations
+        if observations is None or observations.state is not state.deal:
+            observations = self._observations = spaces.DealObservations(state.deal)
+        self.tensor[: spaces.OBS_SIZE] = observations.observation(player)
         if self.perfect_recall:
             for card in state.dealt_hand(player):
                 self.dict["dealt"][card] = 1

@@ -9,15 +9,18 @@
         game.step(action)
 
 Agents are ``seat_0`` … ``seat_{n-1}``. An observation is ``{"observation": float32[OBS_SIZE],
-"action_mask": int8[NUM_ACTIONS]}``: `spaces.encode_state`, equal to `spaces.encode_observation`
-of the seat's own view (`arena.engine.observation`, the one the server sends a bot). Actions are indices of
-`spaces.ACTIONS`. Options beyond the variant's own: ``deals`` (dealer turns in the match, default 1),
-``reward`` (``deal``: each deal's points when it ends, the default; ``match``: the match's final
-scores, pot shares included, at its end) and ``render_mode`` (``human`` prints, ``ansi`` returns).
+"action_mask": int8[NUM_ACTIONS]}``, fresh arrays at every call: the tensor equals
+`spaces.encode_observation` of the seat's own view (`arena.engine.observation`, the one the server
+sends a bot), kept up to date by `spaces.DealObservations`. Actions are indices of `spaces.ACTIONS`;
+one outside them raises a `ValueError`, an illegal one the engine's `IllegalActionError`. Options
+beyond the variant's own: ``deals`` (dealer turns in the match, default 1), ``reward`` (``deal``:
+each deal's points when it ends, the default; ``match``: the match's final scores, pot shares
+included, at its end) and ``render_mode`` (``human`` prints, ``ansi`` returns).
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,10 +37,68 @@ ObsDict = dict[str, npt.NDArray[Any]]
 
 
 def env(variant: str = "grosstarock", **options: Any) -> AECEnv:
-    """`raw_env` with PettingZoo's usual checks: an illegal action index raises, the order is enforced."""
-    wrapped: AECEnv = raw_env(variant, **options)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    """`raw_env` with PettingZoo's order checks (`OrderEnforcing`); `raw_env` checks the action's bounds."""
+    return OrderEnforcing(raw_env(variant, **options))
+
+
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
+    """PettingZoo's `OrderEnforcingWrapper`, with the attributes a training loop reads at every step
+    (through `agent_iter` and `last`) as properties.
+
+    The wrapper PettingZoo ships finds them with `__getattr__`, which Python calls only after the
+    ordinary lookup failed and raised an `AttributeError`: several of those per step cost more than
+    the engine's whole step (docs/RESEARCH.md, "Throughput"). The properties answer at once, with the
+    same check: an `AttributeError` before `reset`.
+    """
+
+    def _before_reset(self, name: str) -> AttributeError:
+        return AttributeError(f"{name} cannot be accessed before reset")
+
+    @property
+    def agent_selection(self) -> str:
+        if not self._has_reset:
+            raise self._before_reset("agent_selection")
+        return str(self.env.agent_selection)
+
+    @property
+    def agents(self) -> list[str]:
+        if not self._has_reset:
+            raise self._before_reset("agents")
+        agents: list[str] = self.env.agents
+        return agents
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        if not self._has_reset:
+            raise self._before_reset("rewards")
+        rewards: dict[str, float] = self.env.rewards
+        return rewards
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        if not self._has_reset:
+            raise self._before_reset("terminations")
+        terminations: dict[str, bool] = self.env.terminations
+        return terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        if not self._has_reset:
+            raise self._before_reset("truncations")
+        truncations: dict[str, bool] = self.env.truncations
+        return truncations
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        if not self._has_reset:
+            raise self._before_reset("infos")
+        infos: dict[str, dict[str, Any]] = self.env.infos
+        return infos
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        rewards: dict[str, float] = self.env._cumulative_rewards
+        return rewards
 
 
 RENDER_MODES = ("human", "ansi")
@@ -81,7 +142,8 @@ class raw_env(AECEnv):  # type: ignore[misc]
         self._seed_rng = np.random.default_rng()
         self.match: Match | None = None
         self.state: DealState | None = None
-        self.encoder: spaces.StateEncoder | None = None
+        self.observations: spaces.DealObservations | None = None
+        self._rewarded = False  # the last step gave rewards: the next one clears them
 
     def observation_space(self, agent: str) -> gym_spaces.Space[Any]:
         return self._observation_space
@@ -106,39 +168,50 @@ class raw_env(AECEnv):  # type: ignore[misc]
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._rewarded = False
         self._select()
 
     def _new_deal(self, state: DealState) -> None:
         self.state = state
-        self.encoder = spaces.StateEncoder(state)
+        self.observations = spaces.DealObservations(state)
 
     def _select(self) -> None:
         assert self.state is not None
-        seat = self.state.current_player
+        seat = self.state.turn
         if seat is not None:
             self.agent_selection = self.possible_agents[seat]
 
     def observe(self, agent: str) -> ObsDict:
-        assert self.state is not None and self.encoder is not None
+        assert self.observations is not None
         seat = self.agent_name_mapping[agent]
-        state = self.state
-        mask = self.encoder.mask() if state.current_player == seat else np.zeros(spaces.NUM_ACTIONS, np.int8)
-        return {"observation": self.encoder.encode(seat), "action_mask": mask}
+        observations = self.observations
+        return {"observation": observations.observation(seat), "action_mask": observations.mask(seat)}
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        assert self.state is not None and self.match is not None and action is not None
+        try:
+            index = operator.index(action)  # type: ignore[arg-type]
+        except TypeError:
+            raise ValueError(f"action {action!r} is not an index of the action space") from None
+        if not 0 <= index < spaces.NUM_ACTIONS:
+            raise ValueError(f"action {index} is outside the action space (0…{spaces.NUM_ACTIONS - 1})")
+        state = self.state
+        assert state is not None
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self.state.apply(spaces.ACTIONS[int(action)])
-        if self.state.is_terminal():
+        if self._rewarded:  # rewards are rare (the end of a deal): cleared in place, only after one
+            for name in self.rewards:
+                self.rewards[name] = 0.0
+            self._rewarded = False
+        state.apply(spaces.ACTIONS[index])
+        if state.turn is None:
             self._finish_deal()
         else:
-            self._select()
-        self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[state.turn]
+        if self._rewarded:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -150,6 +223,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
         if self.reward_kind == "deal":
             for seat, delta in enumerate(result.deltas):
                 self.rewards[self.possible_agents[seat]] = float(delta)
+            self._rewarded = True
         if not self.match.is_over():
             self._new_deal(self.match.start_deal())
             self._select()
@@ -158,6 +232,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
         if self.reward_kind == "match":
             for seat, score in enumerate(self.match.scores):
                 self.rewards[self.possible_agents[seat]] = float(score)
+            self._rewarded = True
         self.terminations = dict.fromkeys(self.agents, True)
 
     def render(self) -> str | None:
