@@ -8,7 +8,7 @@ The bridge is a bot of the Python SDK (`arena_bot.main`): the SDK keeps the stre
 reconnects, the seat token (``--token``/``ARENA_TOKEN``) and the standing arena's lobby
 (``--bot-token``), so a bridged agent goes wherever an SDK bot goes, with the SDK's own options
 (every argument the bridge does not know is passed on to it). The bridge only turns each
-`DecisionRequest` into what the agent expects: `view_observation` maps the protocol's `View` to the
+`DecisionRequest` into what the agent expects: the SDK's `view_observation` maps the protocol's `View` to the
 observation dict of `arena.engine.observation`, `spaces.encode_observation` makes the tensor the
 PettingZoo environment gives, and the legal actions become the mask.
 
@@ -33,6 +33,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 from arena_bot import action_text, main
+from arena_bot.observation import view_observation
 from arena_bot.v1 import arena_pb2
 
 from arena.engine import Action
@@ -41,84 +42,6 @@ from . import spaces
 
 Policy = Callable[[npt.NDArray[np.float32], npt.NDArray[np.int8]], int]
 """An agent: the observation tensor and the legal-action mask in, an action index out."""
-
-
-def view_observation(view: arena_pb2.View) -> dict[str, Any]:
-    """The observation dict (`arena.engine.observation`'s keys) of a protocol `View`."""
-    out: dict[str, Any] = {
-        "variant": view.variant,
-        "options": dict(view.options),
-        "seat": view.seat,
-        "dealer": view.dealer,
-        "forehand": view.forehand,
-        "order": list(view.order),
-        "phase": view.phase,
-        "to_act": view.to_act if view.to_act >= 0 else None,
-        "trick_number": view.trick_number,
-        "hand": list(view.hand),
-        "hand_sizes": list(view.hand_sizes),
-        "tricks_won": list(view.tricks_won),
-        "declarations": [_declaration(d) for d in view.declarations],
-        "tricks": [_trick(t) for t in view.tricks],
-    }
-    if view.sitting_out >= 0:
-        out["sitting_out"] = view.sitting_out
-    if view.pots_start:
-        out["pots_start"] = dict(view.pots_start)
-    if view.skat:
-        out["skat"] = list(view.skat)
-    if view.HasField("skat_public"):
-        out["skat_public"] = {"taroks": view.skat_public.taroks, "shown": list(view.skat_public.shown)}
-    if view.announcements:
-        out["announcements"] = [
-            {"seat": a.seat, "name": a.name, "trick": a.trick} for a in view.announcements
-        ]
-    if view.round_answers:
-        out["round_answers"] = [
-            {"round": r.round, "seat": r.seat, "answer": r.answer} for r in view.round_answers
-        ]
-    if view.contract:
-        out["contract"] = view.contract
-        if view.declarer >= 0:
-            out["declarer"] = view.declarer
-    if view.called:
-        out["called"] = view.called
-    if view.talon:
-        out["talon"] = list(view.talon)
-    if view.HasField("partner"):
-        out["partner"] = view.partner
-    if view.petit_sec >= 0:
-        out["petit_sec"] = view.petit_sec
-    if view.trick.cards:
-        out["trick"] = _trick(view.trick)
-    return out
-
-
-def _declaration(d: arena_pb2.Declaration) -> dict[str, Any]:
-    out: dict[str, Any] = {"seat": d.seat, "name": d.name, "size": d.size, "value": d.value}
-    if d.suit:
-        out["suit"] = d.suit
-    if d.HasField("with_fool"):
-        out["with_fool"] = d.with_fool
-    if d.HasField("with_pagat"):
-        out["with_pagat"] = d.with_pagat
-    if d.cards:
-        out["cards"] = list(d.cards)
-    return out
-
-
-def _trick(t: arena_pb2.Trick) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "number": t.number,
-        "leader": t.leader,
-        "cards": [[p.seat, p.card] for p in t.cards],
-        "winner": t.winner,
-    }
-    if t.designation:
-        out["designation"] = t.designation
-    if t.redesignation:
-        out["redesignation"] = t.redesignation
-    return out
 
 
 def request_mask(request: arena_pb2.DecisionRequest) -> npt.NDArray[np.int8]:

@@ -16,6 +16,8 @@ See README.md. The modules, each importing only those below it:
 * `arena_bot.sdk`: `main`, the command-line entry (one seat, the lobby with ``--bot-token``, or
   one match per input line with ``ARENA_MATCHES=stdin``: `play_sequence`);
 * `arena_bot.lobby`: the standing arena's lobby client (`run_lobby`, `Lobby`);
+* `arena_bot.observation`: a `View` as the engine's observation dict (`view_observation`), for
+  bots that reason with the `arena` package's engine or search;
 * `arena_bot.match`: the match client (`run_bot`, `Bot`, `BotError`, `MatchResult`, …);
   `arena_bot.cards`: card helpers, without the server;
 * `arena_bot.v1`: the generated protocol modules (`arena_pb2`, `arena_pb2_grpc`).

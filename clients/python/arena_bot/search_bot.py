@@ -31,12 +31,12 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from arena.search import Evaluation, NoConsistentDeal, Policy, evaluate, greedy
 
 from arena_bot import heuristic_bot
 from arena_bot.match import Bot, action_text
+from arena_bot.observation import request_observation as observation
 from arena_bot.sdk import main
 from arena_bot.v1 import arena_pb2
 
@@ -44,83 +44,6 @@ DEFAULT_THINK_MS = 1000.0
 MARGIN_MS = 150.0  # kept for the answer's way back and the process's own hiccups
 DECISIONS_AHEAD = 30  # the bank is spread over about this many more decisions
 CONFIDENCE = 1.0  # standard errors by which the search must beat the heuristic's choice
-
-
-def observation(request: arena_pb2.DecisionRequest) -> dict[str, Any]:
-    """The observation dict (`arena.engine.observation`'s keys) of a request's `View` and legal actions."""
-    view = request.view
-    out: dict[str, Any] = {
-        "variant": view.variant,
-        "options": dict(view.options),
-        "seat": view.seat,
-        "dealer": view.dealer,
-        "forehand": view.forehand,
-        "order": list(view.order),
-        "phase": view.phase,
-        "to_act": view.to_act if view.to_act >= 0 else None,
-        "trick_number": view.trick_number,
-        "hand": list(view.hand),
-        "hand_sizes": list(view.hand_sizes),
-        "tricks_won": list(view.tricks_won),
-        "declarations": [_declaration(d) for d in view.declarations],
-        "tricks": [_trick(t, completed=True) for t in view.tricks],
-    }
-    if view.sitting_out >= 0:
-        out["sitting_out"] = view.sitting_out
-    if view.pots_start:
-        out["pots_start"] = dict(view.pots_start)
-    if view.skat:
-        out["skat"] = list(view.skat)
-    if view.HasField("skat_public"):
-        out["skat_public"] = {"taroks": view.skat_public.taroks, "shown": list(view.skat_public.shown)}
-    if view.announcements:
-        out["announcements"] = [
-            {"seat": a.seat, "name": a.name, "trick": a.trick} for a in view.announcements
-        ]
-    if view.round_answers:
-        out["round_answers"] = [
-            {"round": r.round, "seat": r.seat, "answer": r.answer} for r in view.round_answers
-        ]
-    if view.petit_sec >= 0:
-        out["petit_sec"] = view.petit_sec
-    if view.contract:
-        out["contract"] = view.contract
-        if view.declarer >= 0:
-            out["declarer"] = view.declarer
-    if view.called:
-        out["called"] = view.called
-    if view.talon:
-        out["talon"] = list(view.talon)
-    if view.HasField("partner"):
-        out["partner"] = view.partner
-    if view.trick.cards:
-        out["trick"] = _trick(view.trick, completed=False)
-    out["legal_actions"] = [action_text(a) for a in request.legal_actions]
-    return out
-
-
-def _declaration(d: arena_pb2.Declaration) -> dict[str, Any]:
-    out: dict[str, Any] = {"seat": d.seat, "name": d.name, "size": d.size, "value": d.value}
-    if d.suit:
-        out["suit"] = d.suit
-    if d.HasField("with_fool"):
-        out["with_fool"] = d.with_fool
-    if d.HasField("with_pagat"):
-        out["with_pagat"] = d.with_pagat
-    if d.cards:
-        out["cards"] = list(d.cards)
-    return out
-
-
-def _trick(t: arena_pb2.Trick, completed: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"leader": t.leader, "cards": [[p.seat, p.card] for p in t.cards]}
-    if completed:
-        out = {"number": t.number, **out, "winner": t.winner}
-    if t.designation:
-        out["designation"] = t.designation
-    if t.redesignation:
-        out["redesignation"] = t.redesignation
-    return out
 
 
 def seed_from_env() -> str:
