@@ -25,7 +25,8 @@ from arena.engine import VARIANT_NAMES, Action, DealState, deck_for, find_varian
 from arena.engine import observation as engine_observation
 from arena.protocol import ViewEncoder, request_message
 
-DEALS_PER_VARIANT = 40
+# CI plays 40 deals a variant; ARENA_SEARCH_LEGAL_DEALS=1000 is the long run the docs cite.
+DEALS_PER_VARIANT = int(os.environ.get("ARENA_SEARCH_LEGAL_DEALS", "40"))
 
 
 def _request(state: DealState, seat: int, deal: int = 0, time_limit_ms: int = 0) -> pb.DecisionRequest:
