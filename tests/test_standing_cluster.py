@@ -80,9 +80,9 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@contextlib.contextmanager
-def arena(url: str, directory: Path, servers: int = 3) -> Iterator[Arena]:
-    started = [
+def new_servers(url: str, directory: Path, count: int) -> list[ArenaServer]:
+    """`count` servers of one-deal matches on the store at `url`, each on its own free port."""
+    return [
         ArenaServer(
             directory,
             ["grosstarock"],
@@ -93,14 +93,27 @@ def arena(url: str, directory: Path, servers: int = 3) -> Iterator[Arena]:
             name=f"server{i}",
             settings=SETTINGS,
         )
-        for i in range(servers)
+        for i in range(count)
     ]
+
+
+@contextlib.contextmanager
+def running(servers: list[ArenaServer]) -> Iterator[list[ArenaServer]]:
+    """The servers started; all stopped on the way out."""
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+        for server in servers:
+            server.start()
+        yield servers
+
+
+@contextlib.contextmanager
+def arena(url: str, directory: Path, servers: int = 3) -> Iterator[Arena]:
+    started = new_servers(url, directory, servers)
     tokens = started[0].register_bots(BOTS)
     with contextlib.ExitStack() as stack:
-        for server in started:
-            stack.enter_context(server)
-        for server in started:
-            server.start()
+        stack.enter_context(running(started))
         drivers = stack.enter_context(Drivers(directory))
         drivers.start(
             {
@@ -347,23 +360,7 @@ def test_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: str, t
     """Python SDK bots (run_lobby) with address lists that include a server that is down: round_robin
     over IP literals, the SDK's own rotation over host names; each plays its matches wherever its
     table is hosted (Seated.address)."""
-    servers = [
-        ArenaServer(
-            tmp_path,
-            ["grosstarock"],
-            1,
-            1,
-            store=postgres_db,
-            port=free_port(),
-            name=f"s{i}",
-            settings=SETTINGS,
-        )
-        for i in range(2)
-    ]
-    with contextlib.ExitStack() as stack:
-        for server in servers:
-            stack.enter_context(server)
-            server.start()
+    with running(new_servers(postgres_db, tmp_path, 2)) as servers:
         tokens = servers[0].register_bots(SEATS + 1)
         down = free_port()  # nothing listens here
         one, two = (server.port for server in servers)
@@ -439,23 +436,7 @@ def test_node_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: s
     """The Node SDK's runLobby, given address lists with a server that is down (round_robin over IP
     literals, its own rotation over host names), plays its matches on the servers hosting them."""
     node_binary = node()
-    servers = [
-        ArenaServer(
-            tmp_path,
-            ["grosstarock"],
-            1,
-            1,
-            store=postgres_db,
-            port=free_port(),
-            name=f"s{i}",
-            settings=SETTINGS,
-        )
-        for i in range(2)
-    ]
-    with contextlib.ExitStack() as stack:
-        for server in servers:
-            stack.enter_context(server)
-            server.start()
+    with running(new_servers(postgres_db, tmp_path, 2)) as servers:
         tokens = servers[0].register_bots(SEATS)
         down = free_port()
         one, two = (server.port for server in servers)
@@ -488,23 +469,7 @@ def test_node_sdk_bots_given_several_addresses_play_on_any_server(postgres_db: s
 
 
 def test_a_server_frozen_past_the_limit_is_taken_for_dead_and_stops(postgres_db: str, tmp_path: Path) -> None:
-    servers = [
-        ArenaServer(
-            tmp_path,
-            ["grosstarock"],
-            1,
-            1,
-            store=postgres_db,
-            port=free_port(),
-            name=f"s{i}",
-            settings=SETTINGS,
-        )
-        for i in range(2)
-    ]
-    with contextlib.ExitStack() as stack:
-        for server in servers:
-            stack.enter_context(server)
-            server.start()
+    with running(new_servers(postgres_db, tmp_path, 2)) as servers:
         frozen = servers[0]
         assert frozen.process is not None
         frozen.process.send_signal(signal.SIGSTOP)
