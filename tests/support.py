@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from arena.engine import CARDS, Action, Card, CardError, DealState, Variant, find_variant
@@ -79,3 +80,15 @@ def cards_in(value: Any) -> set[Card]:
         for item in value:
             found |= cards_in(item)
     return found
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str, poll: float = 0.05) -> Any:
+    """`condition()`'s first truthy value, asked every `poll` seconds; an AssertionError naming
+    `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"timed out waiting for {what}")

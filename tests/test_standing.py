@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import grpc
 import pytest
 import trio
 from arena_bot import Lobby, LobbyError
+from support import wait_for
 from test_admin import OPERATOR_TOKEN, admin_channel
 
 from arena.server.app import serve
@@ -107,16 +108,6 @@ def finish(bot: subprocess.Popen[str], timeout: float = 60) -> tuple[int, dict[s
     out, err = bot.communicate(timeout=timeout)
     lines = [line for line in out.splitlines() if line.startswith("{")]
     return bot.returncode, json.loads(lines[-1]) if lines else {}, err
-
-
-def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def join(address: str, token: str, **request: Any) -> tuple[grpc.StatusCode, str, dict[str, str]]:

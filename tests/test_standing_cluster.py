@@ -19,7 +19,7 @@ import subprocess
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ import pytest
 from arena_bot import Lobby
 from arena_bot.lobby import balanced_target, split_addresses
 from postgres import free_port
+from support import wait_for
 
 from arena.bench.arena_processes import ArenaServer, Drivers
 from arena.engine import find_variant
@@ -68,16 +69,6 @@ class Arena:
     def lobby_bots(self, server: ArenaServer) -> set[str]:
         """The bots that joined this server's lobby."""
         return {str(e["bot"]) for e in server.log_entries() if e.get("event") == "lobby join"}
-
-
-def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def new_servers(url: str, directory: Path, count: int) -> list[ArenaServer]:
