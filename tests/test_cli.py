@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import re
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from arena.cli import build_parser
 from arena.engine import VARIANT_NAMES
 
 CASES: dict[str, tuple[str, ...]] = {
@@ -357,3 +359,23 @@ def test_wrong_arguments_exit_2(args: list[str]) -> None:
     assert "usage:" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+Command = tuple[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _subparsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[Command]:
+    found = [(path, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.extend(_subparsers(sub, (*path, name)))
+    return found
+
+
+def test_every_command_prints_its_help() -> None:
+    """`--help` of every command and subcommand formats (a stray `%` in a help text would raise)."""
+    commands = _subparsers(build_parser())
+    assert len(commands) > 20
+    for path, parser in commands:
+        assert parser.format_help().startswith("usage: arena"), path

@@ -175,7 +175,7 @@ def register(commands: Any) -> None:
 
     bench = targets.add_parser(
         "strength",
-        help="bot A's points per deal over bot B's in finished duplicate ladders, with 95% intervals",
+        help="bot A's points per deal over bot B's in finished duplicate ladders, with 95%% intervals",
         description="For each ladder database (e.g. of ladders/strength*.toml): the deals, every bot's "
         "points per deal, and A's points per deal minus B's with a Student-t 95% interval over the "
         "complete deal sets; with the ladder's bot logs (LADDER-replays/bot-logs beside the database or "
