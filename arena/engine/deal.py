@@ -23,6 +23,18 @@ FOOL_NO: Final = 5
 SUIT_NO: Final[tuple[int, ...]] = tuple(
     i // 14 if i < 56 else (TAROK_NO if i < 77 else FOOL_NO) for i in range(DECK_SIZE)
 )
+
+
+def holds(cards: list[Card], card: Card) -> bool:
+    """Whether `card` is in `cards`, found by identity.
+
+    Every `Card` is one of the 78 objects of `CARDS` (`Card.__new__` hands those out and a deal
+    keeps only them), so identity is equality here, and a pointer comparison per card is much
+    cheaper than `in`, which compares ints.
+    """
+    return any(held is card for held in cards)
+
+
 DESIGNATION_NO: Final = {s: i for i, s in enumerate((*SUITS, TAROK))}
 NO_DESIGNATION: Final = (*SUITS, TAROK)
 

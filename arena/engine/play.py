@@ -211,6 +211,16 @@ class TrickPlay(DealFields):
             follow.append(FOOL)
         return follow
 
+    @staticmethod
+    def _follows(hand: list[Card], led: int, card: Card) -> bool:
+        """Whether `card`, held and not the Fool, is among `_followers(hand, led)`, without the list."""
+        suit = SUIT_NO[card]
+        if suit == led:
+            return True
+        if any(SUIT_NO[held] == led for held in hand):
+            return False  # another suit only when void in the one led (G-TRICK-4)
+        return suit == TAROK_NO or led == TAROK_NO or all(SUIT_NO[held] != TAROK_NO for held in hand)
+
     def _fool_timing(self, seat: int, hand: list[Card], cards: list[Card], leading: bool) -> list[Card]:
         """The variant's Fool rules applied to otherwise legal `cards` (seat holds the Fool)."""
         v = self.variant

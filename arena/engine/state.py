@@ -26,7 +26,7 @@ from typing import Any
 from . import actions as A
 from .actions import Action
 from .cards import CARDS, DECK_SIZE, FOOL, Card
-from .deal import ANNOUNCE, BID, CALL, DECLARE, DEMAND, DISCARD, END, PLAY, REDEAL, SUIT_NO
+from .deal import ANNOUNCE, BID, CALL, DECLARE, DEMAND, DISCARD, END, PLAY, REDEAL, holds
 from .errors import ActionError, IllegalActionError
 from .explain import explain
 from .phases import Phases
@@ -223,27 +223,30 @@ class DealState(Phases):
         """Whether `action` is in `legal_actions()`, without listing them when one test settles it.
 
         A card play or a discard is legal when its card passes the test that picks the cards of
-        the list, an announcement when its name is among those open: the same functions decide, so
-        the answer is the list's. Anything else is looked up in the list.
+        the list (for a card that follows, `_follows`: `_followers` asked of one card), an
+        announcement when its name is among those open, so the answer is the list's
+        (`test_apply_alone_accepts_exactly_the_legal_actions`). Anything else is looked up in the
+        list.
         """
         if type(action) is Action and action.suit is None:
             card, phase = action.card, self.phase
             if action.name is None and type(card) is Card:
                 if phase == PLAY and action.type == PLAY:
                     hand = self.hands[seat]
-                    if FOOL not in hand and not self.trischaken:
-                        # Without the Fool's timing (or Trischaken) any card may lead, and following
-                        # suit is legal (G-TRICK-4) unless a re-designation is due (G-TRICK-3).
+                    if not self.trischaken and not holds(hand, FOOL):
+                        # Without the Fool's timing (or Trischaken) any card may lead, and a card
+                        # follows as G-TRICK-4 says unless a re-designation is due (G-TRICK-3).
                         trick = self.trick
                         if not trick:
-                            return card in hand
-                        if self.led == SUIT_NO[card] and (len(trick) > 1 or self.designation is None):
-                            return card in hand
+                            return holds(hand, card)
+                        if len(trick) > 1 or self.designation is None:
+                            led = self.led  # None after a led Fool: the second card is free
+                            return holds(hand, card) and (led is None or self._follows(hand, led, card))
                     cards = self._playable(seat)
                     if cards is not None:
-                        return card in cards
+                        return holds(cards, card)
                 elif phase == DISCARD and action.type == DISCARD:
-                    return card in self.hands[self.discarder] and self._discardable(card)
+                    return holds(self.hands[self.discarder], card) and self._discardable(card)
             elif action is A.PASS and phase not in (PLAY, DISCARD, CALL):
                 return True  # every other phase offers a pass
             elif phase == ANNOUNCE and action.type == ANNOUNCE and card is None:
