@@ -43,6 +43,9 @@ FRAME_S = 0.5
 """The time between two updates to one viewer: many decisions make one update."""
 VIEWER_GROUPS = 10
 """Live viewers wake in this many groups spread over each frame (`ViewerClock`)."""
+PING_S = 15.0
+"""A live viewer that has been sent nothing for this long (its match waits for its bots, or
+they think) is sent a keep-alive comment, so that a proxy keeps its connection open."""
 
 
 class ViewerClock:
@@ -174,6 +177,10 @@ class MatchFeed:
             self._lot.unpark_all()
             self._on_close(self)
 
+    def wake(self) -> None:
+        """Wake the viewers that wait for an event, to see whether a keep-alive is due."""
+        self._lot.unpark_all()
+
     # -- the viewers' side
 
     @property
@@ -271,6 +278,13 @@ class Feeds:
         self._ended[feed.match_id] = match_summary(feed.runner, started, now_ms())
         while len(self._ended) > KEEP_ENDED:
             self._ended.popitem(last=False)
+
+    async def keep_alive(self, every_s: float = PING_S) -> None:
+        """Every `every_s`, wake every idle viewer (one timer for the whole site)."""
+        while True:
+            await trio.sleep(every_s)
+            for feed in list(self.feeds.values()):
+                feed.wake()
 
     def get(self, match_id: str) -> MatchFeed | None:
         return self.feeds.get(match_id)
