@@ -41,7 +41,7 @@ from arena.standing.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from arena.web.app import Site, serve_site
-from arena.web.feed import event_dict, json_mapping
+from arena.web.feed import event_dict, event_json, json_mapping
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -613,13 +613,15 @@ def test_the_four_pages_stay_readable_on_a_phone(arena: Arena, browser: Any) -> 
 def test_an_events_json_is_protobufs_own_json_mapping() -> None:
     """The live stream's events are read field by field (fast), with the same result as
     protobuf's `MessageToDict` (`json_mapping`): every kind, set and unset fields. A field added
-    to the protocol and not to `event_dict` fails here (MessageToDict prints it with its default)."""
+    to the protocol and not to `event_dict` fails here (MessageToDict prints it with its default).
+    Their JSON text (`event_json`) is `json.dumps`'s, quotes, escapes and non-ASCII included."""
     events = [
         pb.Event(deal=0, deal_started=pb.DealStarted(dealer=2, pots={"pagat": 3, "king": -1})),
         pb.Event(deal=0, deal_started=pb.DealStarted()),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=1, action=pb.Action(type="play", card="T21"))),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=2, action=pb.Action(type="x", suit="H", name="n"))),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=0, action=pb.Action(type="discard"))),
+        pb.Event(deal=1, action_taken=pb.ActionTaken(seat=3, action=pb.Action(type='a"\\\n<é', name="☃"))),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=2)),
         pb.Event(deal=2, trick_completed=pb.TrickCompleted(number=3, winner=1)),
         pb.Event(deal=2, trick_completed=pb.TrickCompleted()),
@@ -636,3 +638,5 @@ def test_an_events_json_is_protobufs_own_json_mapping() -> None:
     ]
     for event in events:
         assert event_dict(event) == json_mapping(event), event
+        # and its text, written straight for the commonest kind, is json.dumps's to the byte
+        assert event_json(event) == json.dumps(event_dict(event), separators=(",", ":")), event
