@@ -134,16 +134,20 @@ def event_dict(event: pb.Event) -> dict[str, Any]:
 
 def event_json(event: pb.Event) -> str:
     """`event_dict` as compact JSON text (`json.dumps` with `separators=(",", ":")`), byte for
-    byte. A played card, a bid, a call (most events by far) is written straight from its
-    fields, each string escaped by `json`'s own encoder: a watched match passes every event
+    byte. A played card, a bid, a call, a trick's end (most events by far) is written straight
+    from its fields, each string escaped by `json`'s own encoder: a watched match passes every event
     here once, at the rate the referee decides."""
-    if event.WhichOneof("kind") == "action_taken" and event.action_taken.HasField("action"):
+    kind = event.WhichOneof("kind")
+    if kind == "action_taken" and event.action_taken.HasField("action"):
         taken = event.action_taken
         a = taken.action
         return (
             f'{{"deal":{event.deal},"action_taken":{{"seat":{taken.seat},"action":{{"type":{_string(a.type)},'
             f'"card":{_string(a.card)},"suit":{_string(a.suit)},"name":{_string(a.name)}}}}}}}'
         )
+    if kind == "trick_completed":
+        t = event.trick_completed
+        return f'{{"deal":{event.deal},"trick_completed":{{"number":{t.number},"winner":{t.winner}}}}}'
     return json.dumps(event_dict(event), separators=(",", ":"))
 
 
@@ -177,11 +181,12 @@ class MatchFeed:
     def send(self, message: Any) -> None:
         if not isinstance(message, pb.Event):
             return
-        if message.WhichOneof("kind") == "deal_started":
+        kind = message.WhichOneof("kind")
+        if kind == "deal_started":
             self.base += len(self._events)
             self._events, self._json = [], []
             self.deal = message.deal
-        elif message.WhichOneof("kind") == "deal_ended":
+        elif kind == "deal_ended":
             self.scores = list(message.deal_ended.scores)
             self.deals_done = message.deal + 1
         self._events.append(message)
