@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Message, Receive, Scope, Send
 
 from ..live import Hub
 from ..replay.html import render_html
@@ -254,7 +255,7 @@ class LiveStream(Response):
         self.site = site
         self.feed = feed
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         site = self.site
         site.viewers += 1
         try:
@@ -267,7 +268,7 @@ class LiveStream(Response):
         finally:
             site.viewers -= 1
 
-    async def _follow(self, send: Any) -> None:
+    async def _follow(self, send: Send) -> None:
         site, feed = self.site, self.feed
         group = site.clock.group()
         snapshot = feed.snapshot()
@@ -298,11 +299,11 @@ class LiveStream(Response):
         await send(_chunk(ServerSentEvent(data=json.dumps(end), event="end").encode()))
 
 
-def _chunk(data: bytes) -> dict[str, Any]:
+def _chunk(data: bytes) -> Message:
     return {"type": "http.response.body", "body": data, "more_body": True}
 
 
-async def _until_disconnect(receive: Any, scope: trio.CancelScope) -> None:
+async def _until_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
