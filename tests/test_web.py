@@ -41,7 +41,7 @@ from arena.standing.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from arena.web.app import Site, serve_site
-from arena.web.feed import event_dict, json_mapping
+from arena.web.feed import event_dict, event_json, json_mapping
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -463,6 +463,51 @@ async def _read_all(stream: trio.SocketStream, into: list[bytes]) -> None:
             return
 
 
+def test_an_idle_viewer_gets_keep_alives_and_a_closed_one_is_let_go(tmp_path: Path) -> None:
+    """A live viewer of a match that waits for its bots gets the position, then keep-alive
+    comments while nothing happens; once its client closes the connection, its stream ends
+    (the server counts it no more) though the match has not even started."""
+    trio.run(_idle_viewer, tmp_path)
+
+
+async def _idle_viewer(tmp: Path) -> None:
+    variant = find_variant("grosstarock")
+    store = Store(str(tmp / "arena.db"))
+    try:
+        async with trio.open_nursery() as nursery:
+            hub, _port = await nursery.start(serve, "127.0.0.1", 0, tmp)
+            site = Site(hub, store, ping_s=0.2)
+            http_port = await nursery.start(serve_site, site, "127.0.0.1", 0)
+            config = MatchConfig(
+                variant=variant,
+                deals=1,
+                seed=3,
+                seat_names=tuple(f"idle{i}" for i in range(variant.seats)),
+                start_timeout_s=60,
+            )
+            runner = hub.create_match(config)
+            viewer = await trio.open_tcp_stream("127.0.0.1", http_port)
+            request = f"GET /api/matches/{runner.match_id}/live HTTP/1.1\r\nHost: x\r\n\r\n"
+            await viewer.send_all(request.encode())
+            read = b""
+            with trio.fail_after(10):
+                while read.count(b": ping\r\n\r\n") < 2:
+                    read += await viewer.receive_some(65536)
+            head, _, stream = read.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200") and b"content-type: text/event-stream" in head.lower()
+            assert stream.split(b"\r\n", 2)[1].startswith(b"event: position"), stream[:200]
+            assert b"event: update" not in stream and site.viewers == 1
+            assert runner.state is MatchState.WAITING, runner.state
+            await viewer.aclose()
+            with trio.fail_after(10):
+                while site.viewers:
+                    await trio.sleep(0.02)
+            assert runner.state is MatchState.WAITING
+            nursery.cancel_scope.cancel()
+    finally:
+        store.close()
+
+
 def test_an_operators_match_is_listed_with_the_arenas(arena: Arena, page: Any) -> None:
     """A match an operator creates (CreateMatch) is one of this server's matches too: listed
     while it waits for its bots and once it has ended, unrated, its seat names plain text."""
@@ -568,13 +613,15 @@ def test_the_four_pages_stay_readable_on_a_phone(arena: Arena, browser: Any) -> 
 def test_an_events_json_is_protobufs_own_json_mapping() -> None:
     """The live stream's events are read field by field (fast), with the same result as
     protobuf's `MessageToDict` (`json_mapping`): every kind, set and unset fields. A field added
-    to the protocol and not to `event_dict` fails here (MessageToDict prints it with its default)."""
+    to the protocol and not to `event_dict` fails here (MessageToDict prints it with its default).
+    Their JSON text (`event_json`) is `json.dumps`'s, quotes, escapes and non-ASCII included."""
     events = [
         pb.Event(deal=0, deal_started=pb.DealStarted(dealer=2, pots={"pagat": 3, "king": -1})),
         pb.Event(deal=0, deal_started=pb.DealStarted()),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=1, action=pb.Action(type="play", card="T21"))),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=2, action=pb.Action(type="x", suit="H", name="n"))),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=0, action=pb.Action(type="discard"))),
+        pb.Event(deal=1, action_taken=pb.ActionTaken(seat=3, action=pb.Action(type='a"\\\n<é', name="☃"))),
         pb.Event(deal=1, action_taken=pb.ActionTaken(seat=2)),
         pb.Event(deal=2, trick_completed=pb.TrickCompleted(number=3, winner=1)),
         pb.Event(deal=2, trick_completed=pb.TrickCompleted()),
@@ -591,3 +638,5 @@ def test_an_events_json_is_protobufs_own_json_mapping() -> None:
     ]
     for event in events:
         assert event_dict(event) == json_mapping(event), event
+        # and its text, written straight for the commonest kind, is json.dumps's to the byte
+        assert event_json(event) == json.dumps(event_dict(event), separators=(",", ":")), event

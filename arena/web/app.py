@@ -24,13 +24,14 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio.run import worker_serve
 from hypercorn.utils import wrap_app
-from sse_starlette import EventSourceResponse
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Message, Receive, Scope, Send
 
 from ..live import Hub
 from ..replay.html import render_html
@@ -39,7 +40,7 @@ from ..replay.verify import verify_replay
 from ..standing.service import StandingArena
 from ..standing.store import Store, UnknownBotError
 from . import data
-from .feed import FRAME_S, Feeds, MatchFeed, ViewerClock
+from .feed import FRAME_S, PING_S, Feeds, MatchFeed, ViewerClock
 
 log = structlog.get_logger()
 
@@ -66,6 +67,7 @@ class Site:
     connected: Callable[[], set[str]] = set
     send_timeout_s: float = SEND_TIMEOUT_S
     frame_s: float = FRAME_S
+    ping_s: float = PING_S
     feeds: Feeds = field(init=False)
     clock: ViewerClock = field(init=False)
     history: data.RatingHistory = field(init=False)
@@ -220,44 +222,91 @@ async def api_live(request: Request) -> Response:
         return EventSourceResponse(_ended(match), ping=15)
     if site.viewers >= MAX_VIEWERS:
         raise HTTPException(503, "too many live viewers now; try again later")
-    return EventSourceResponse(_follow(site, feed), ping=15, send_timeout=site.send_timeout_s)
+    return LiveStream(site, feed)
 
 
 async def _ended(match: dict[str, Any]) -> AsyncIterator[dict[str, str]]:
     yield {"event": "end", "data": json.dumps(match)}
 
 
-async def _follow(site: Site, feed: MatchFeed) -> AsyncIterator[dict[str, str] | bytes]:
-    site.viewers += 1
-    group = site.clock.group()
-    try:
+LIVE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-store"),  # as sse-starlette's EventSourceResponse sends them
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),
+]
+PING = ServerSentEvent(comment="ping").encode()
+
+
+class LiveStream(Response):
+    """A running match's live stream, written straight to the ASGI `send`.
+
+    The server's work for a viewer is one write per frame, so that write is kept short: the
+    events are encoded by sse-starlette's `ServerSentEvent` (once per frame, `MatchFeed`) and
+    handed to Hypercorn as they are, with no generator, timeout scope or lock of a streaming
+    response around each write, and no timer of the viewer's own. Its one other task waits for
+    the client's disconnect (ASGI `http.disconnect`, which Hypercorn also gives when a write
+    fails: the kernel reset a connection that did not take its data) and ends the stream.
+    A keep-alive comment goes out when a viewer has been sent nothing for `ping_s` (the site's
+    one keep-alive task wakes every idle viewer)."""
+
+    def __init__(self, site: Site, feed: MatchFeed) -> None:
+        super().__init__(status_code=200)
+        self.site = site
+        self.feed = feed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        site = self.site
+        site.viewers += 1
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_until_disconnect, receive, nursery.cancel_scope)
+                await send({"type": "http.response.start", "status": 200, "headers": LIVE_HEADERS})
+                await self._follow(send)
+                nursery.cancel_scope.cancel()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            site.viewers -= 1
+
+    async def _follow(self, send: Send) -> None:
+        site, feed = self.site, self.feed
+        group = site.clock.group()
         snapshot = feed.snapshot()
         cursor = feed.end
-        yield {"event": "position", "data": snapshot}
+        await send(_chunk(ServerSentEvent(data=snapshot, event="position").encode()))
+        sent_at = trio.current_time()
         while feed.open:
             await feed.wait_past(cursor)
             frame = await site.clock.tick(group)
             update, cursor = feed.update_at(frame, cursor)
-            if update:
-                yield update
+            if not update:
+                if frame - sent_at < site.ping_s:
+                    continue
+                update = PING
+            await send(_chunk(update))
+            sent_at = frame
         update, cursor = feed.update_at(-1.0, cursor)
         if update:
-            yield update
+            await send(_chunk(update))
         runner = feed.runner
-        yield {
-            "event": "end",
-            "data": json.dumps(
-                {
-                    "match_id": feed.match_id,
-                    "state": runner.state.value,
-                    "termination": runner.termination,
-                    "scores": list(runner.match.scores),
-                    "has_replay": runner.replay_path is not None,
-                }
-            ),
+        end = {
+            "match_id": feed.match_id,
+            "state": runner.state.value,
+            "termination": runner.termination,
+            "scores": list(runner.match.scores),
+            "has_replay": runner.replay_path is not None,
         }
-    finally:
-        site.viewers -= 1
+        await send(_chunk(ServerSentEvent(data=json.dumps(end), event="end").encode()))
+
+
+def _chunk(data: bytes) -> Message:
+    return {"type": "http.response.body", "body": data, "more_body": True}
+
+
+async def _until_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
 
 
 # ---------------------------------------------------------------------------------- the pages
@@ -416,6 +465,7 @@ async def serve_site(
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(site.clock.run)
+        nursery.start_soon(site.feeds.keep_alive, site.ping_s)
         await nursery.start(run)
         log.info("web site listening", url=f"http://{host}:{bound}/")
         task_status.started(bound)

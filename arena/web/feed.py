@@ -25,6 +25,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from json.encoder import encode_basestring_ascii as _string  # what json.dumps uses for a str
 from typing import Any
 
 import trio
@@ -43,6 +44,9 @@ FRAME_S = 0.5
 """The time between two updates to one viewer: many decisions make one update."""
 VIEWER_GROUPS = 10
 """Live viewers wake in this many groups spread over each frame (`ViewerClock`)."""
+PING_S = 15.0
+"""A live viewer that has been sent nothing for this long (its match waits for its bots, or
+they think) is sent a keep-alive comment, so that a proxy keeps its connection open."""
 
 
 class ViewerClock:
@@ -128,6 +132,25 @@ def event_dict(event: pb.Event) -> dict[str, Any]:
     return {"deal": event.deal, kind: body}
 
 
+def event_json(event: pb.Event) -> str:
+    """`event_dict` as compact JSON text (`json.dumps` with `separators=(",", ":")`), byte for
+    byte. A played card, a bid, a call, a trick's end (most events by far) is written straight
+    from its fields, each string escaped by `json`'s own encoder: a watched match passes every event
+    here once, at the rate the referee decides."""
+    kind = event.WhichOneof("kind")
+    if kind == "action_taken" and event.action_taken.HasField("action"):
+        taken = event.action_taken
+        a = taken.action
+        return (
+            f'{{"deal":{event.deal},"action_taken":{{"seat":{taken.seat},"action":{{"type":{_string(a.type)},'
+            f'"card":{_string(a.card)},"suit":{_string(a.suit)},"name":{_string(a.name)}}}}}}}'
+        )
+    if kind == "trick_completed":
+        t = event.trick_completed
+        return f'{{"deal":{event.deal},"trick_completed":{{"number":{t.number},"winner":{t.winner}}}}}'
+    return json.dumps(event_dict(event), separators=(",", ":"))
+
+
 def json_mapping(message: Any) -> dict[str, Any]:
     """Protobuf's JSON mapping of a message, with the proto's field names and every field."""
     return MessageToDict(message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
@@ -158,11 +181,12 @@ class MatchFeed:
     def send(self, message: Any) -> None:
         if not isinstance(message, pb.Event):
             return
-        if message.WhichOneof("kind") == "deal_started":
+        kind = message.WhichOneof("kind")
+        if kind == "deal_started":
             self.base += len(self._events)
             self._events, self._json = [], []
             self.deal = message.deal
-        elif message.WhichOneof("kind") == "deal_ended":
+        elif kind == "deal_ended":
             self.scores = list(message.deal_ended.scores)
             self.deals_done = message.deal + 1
         self._events.append(message)
@@ -173,6 +197,10 @@ class MatchFeed:
             self.open = False
             self._lot.unpark_all()
             self._on_close(self)
+
+    def wake(self) -> None:
+        """Wake the viewers that wait for an event, to see whether a keep-alive is due."""
+        self._lot.unpark_all()
 
     # -- the viewers' side
 
@@ -186,7 +214,7 @@ class MatchFeed:
         `end` (the last so far if None), both counted over the whole match."""
         start = max(cursor, self.base) - self.base
         while len(self._json) < len(self._events):
-            self._json.append(json.dumps(event_dict(self._events[len(self._json)]), separators=(",", ":")))
+            self._json.append(event_json(self._events[len(self._json)]))
         return self._json[start:] if end is None else self._json[start : max(0, end - self.base)]
 
     def update_at(self, frame: float, cursor: int) -> tuple[bytes, int]:
@@ -271,6 +299,13 @@ class Feeds:
         self._ended[feed.match_id] = match_summary(feed.runner, started, now_ms())
         while len(self._ended) > KEEP_ENDED:
             self._ended.popitem(last=False)
+
+    async def keep_alive(self, every_s: float = PING_S) -> None:
+        """Every `every_s`, wake every idle viewer (one timer for the whole site)."""
+        while True:
+            await trio.sleep(every_s)
+            for feed in list(self.feeds.values()):
+                feed.wake()
 
     def get(self, match_id: str) -> MatchFeed | None:
         return self.feeds.get(match_id)
