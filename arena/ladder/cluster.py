@@ -159,7 +159,11 @@ CAUSE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*:")
 
 class MatchWorker:
     """The body of the Ray actor: a referee server and a `MatchPlayer` on a trio loop in a thread
-    of its own, which lives as long as the actor (the bots' parent-death signal belongs to it)."""
+    of its own, which lives as long as the actor (the bots' parent-death signal belongs to it).
+
+    No `async def` among its methods: Ray would make it an asyncio actor and run `play`, which
+    blocks until its match ends, on that actor's event loop, one match at a time. As a threaded
+    actor its `play` calls wait in Ray's threads while their matches run together on the loop."""
 
     def __init__(
         self, recipes: list[BotRecipe], match_config: Callable[[ScheduledMatch], MatchConfig]
@@ -181,23 +185,9 @@ class MatchWorker:
         self.ready = threading.Event()
         self.player: MatchPlayer | None = None
         self.token: trio.lowlevel.TrioToken | None = None
-        threading.Thread(target=trio.run, args=(self._main,), daemon=True, name="arena-referee").start()
+        loop = threading.Thread(target=trio.run, args=(referee_loop, self), daemon=True, name="arena-referee")
+        loop.start()
         self.ready.wait()
-
-    async def _main(self) -> None:
-        async with trio.open_nursery() as nursery:
-            hub, port = await nursery.start(serve, "127.0.0.1", 0, self.scratch / "replays")
-            self.player = MatchPlayer(
-                hub,
-                f"127.0.0.1:{port}",
-                self.match_config,
-                self.bots.__getitem__,
-                self.scratch / "bot-logs",
-                node=self.node,
-            )
-            self.token = trio.lowlevel.current_trio_token()
-            self.ready.set()
-            await trio.sleep_forever()
 
     def check(self) -> tuple[str, str | None]:
         """(this worker's node, an error that keeps it from playing or None)."""
@@ -213,6 +203,23 @@ class MatchWorker:
         text = path.read_text(encoding="utf-8")
         path.unlink(missing_ok=True)  # the driver keeps it
         return played.record(), text
+
+
+async def referee_loop(worker: MatchWorker) -> None:
+    """The worker's trio loop: its referee server and its `MatchPlayer`, for the actor's life."""
+    async with trio.open_nursery() as nursery:
+        hub, port = await nursery.start(serve, "127.0.0.1", 0, worker.scratch / "replays")
+        worker.player = MatchPlayer(
+            hub,
+            f"127.0.0.1:{port}",
+            worker.match_config,
+            worker.bots.__getitem__,
+            worker.scratch / "bot-logs",
+            node=worker.node,
+        )
+        worker.token = trio.lowlevel.current_trio_token()
+        worker.ready.set()
+        await trio.sleep_forever()
 
 
 def node_names(ray: Any) -> dict[str, str]:
