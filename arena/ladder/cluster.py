@@ -85,14 +85,30 @@ def import_ray() -> Any:
     return ray
 
 
+# What a Ray started by this command leaves out (Ray reads each as RAY_<name> in every process it
+# starts): metrics collection and export, task events (Ray's state API and dashboard, which are
+# off), usage statistics, and the Python workers Ray starts ahead of need (one per CPU, which
+# the ladder's actors, started with the job's working directory, never use).
+LEAN_LOCAL_RAY = {
+    "RAY_enable_metrics_collection": "0",
+    "RAY_enable_task_events": "0",
+    "RAY_enable_timeline": "0",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_enable_worker_prestart": "0",
+    "RAY_prestart_worker_first_driver": "0",
+}
+
+
 def local_ray_environment() -> None:
     """The environment of a Ray this command starts itself. RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0
     keeps it on the loopback: without it Ray on Linux takes the machine's network address for
     its control store even when given 127.0.0.1 as node address. RAY_worker_niceness=0: Ray
     runs its workers at niceness 15 by default, which on a machine shared with the driver and
-    other work (where a local Ray runs) leaves the referee and the bots only what is idle."""
+    other work (where a local Ray runs) leaves the referee and the bots only what is idle. And
+    `LEAN_LOCAL_RAY`: Ray's own work that a ladder does not use, which costs CPU its matches need."""
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     os.environ["RAY_worker_niceness"] = "0"  # noqa: SIM112 (Ray reads this spelling)
+    os.environ.update(LEAN_LOCAL_RAY)
 
 
 def connect(
