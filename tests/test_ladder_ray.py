@@ -6,6 +6,7 @@ the same results match by match locally, with persistent processes and on Ray.""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -141,10 +142,17 @@ def test_the_same_results_match_by_match_locally_persistent_and_on_ray(
             modes = {row[0] for row in conn.execute("SELECT mode FROM processes")}
             nodes = {row[0] for row in conn.execute("SELECT node FROM processes")}
             replays = [row[0] for row in conn.execute("SELECT replay FROM matches")]
+            spans = conn.execute(
+                "SELECT DISTINCT p.node, m.started, m.finished FROM matches m "
+                "JOIN processes p ON p.match_seq = m.seq"
+            ).fetchall()
         assert modes == {processes}
         if ray:
             assert len(nodes) == 2, nodes  # both nodes of the cluster played
             assert all(n.startswith("127.0.0.1/") for n in nodes), nodes
+            # Each worker plays its `concurrency` (2) matches at once, not one after the other:
+            # its first two are sent together, so on every node two matches overlap in time.
+            assert all(overlapping([(s, f) for n, s, f in spans if n == node]) for node in nodes), spans
         else:
             assert nodes == {"local"}
         # Every replay is in the driver's replay directory, wherever its match was played.
@@ -152,6 +160,12 @@ def test_the_same_results_match_by_match_locally_persistent_and_on_ray(
     assert len(runs["local"]) == 6
     for name in ("persistent", "referees", "referees-persistent", "ray", "ray-persistent"):
         assert runs[name] == runs["local"], name
+
+
+def overlapping(spans: list[tuple[float, float]]) -> bool:
+    """Whether any two of these (started, finished) intervals overlap."""
+    ordered = sorted(spans)
+    return any(later[0] < earlier[1] for earlier, later in itertools.pairwise(ordered))
 
 
 def test_a_worker_killed_mid_run_loses_and_duplicates_no_match(tmp_path: Path, cluster: str) -> None:

@@ -85,14 +85,30 @@ def import_ray() -> Any:
     return ray
 
 
+# What a Ray started by this command leaves out (Ray reads each as RAY_<name> in every process it
+# starts): metrics collection and export, task events (Ray's state API and dashboard, which are
+# off), usage statistics, and the Python workers Ray starts ahead of need (one per CPU, which
+# the ladder's actors, started with the job's working directory, never use).
+LEAN_LOCAL_RAY = {
+    "RAY_enable_metrics_collection": "0",
+    "RAY_enable_task_events": "0",
+    "RAY_enable_timeline": "0",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_enable_worker_prestart": "0",
+    "RAY_prestart_worker_first_driver": "0",
+}
+
+
 def local_ray_environment() -> None:
     """The environment of a Ray this command starts itself. RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0
     keeps it on the loopback: without it Ray on Linux takes the machine's network address for
     its control store even when given 127.0.0.1 as node address. RAY_worker_niceness=0: Ray
     runs its workers at niceness 15 by default, which on a machine shared with the driver and
-    other work (where a local Ray runs) leaves the referee and the bots only what is idle."""
+    other work (where a local Ray runs) leaves the referee and the bots only what is idle. And
+    `LEAN_LOCAL_RAY`: Ray's own work that a ladder does not use, which costs CPU its matches need."""
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     os.environ["RAY_worker_niceness"] = "0"  # noqa: SIM112 (Ray reads this spelling)
+    os.environ.update(LEAN_LOCAL_RAY)
 
 
 def connect(
@@ -159,7 +175,11 @@ CAUSE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*:")
 
 class MatchWorker:
     """The body of the Ray actor: a referee server and a `MatchPlayer` on a trio loop in a thread
-    of its own, which lives as long as the actor (the bots' parent-death signal belongs to it)."""
+    of its own, which lives as long as the actor (the bots' parent-death signal belongs to it).
+
+    No `async def` among its methods: Ray would make it an asyncio actor and run `play`, which
+    blocks until its match ends, on that actor's event loop, one match at a time. As a threaded
+    actor its `play` calls wait in Ray's threads while their matches run together on the loop."""
 
     def __init__(
         self, recipes: list[BotRecipe], match_config: Callable[[ScheduledMatch], MatchConfig]
@@ -181,23 +201,9 @@ class MatchWorker:
         self.ready = threading.Event()
         self.player: MatchPlayer | None = None
         self.token: trio.lowlevel.TrioToken | None = None
-        threading.Thread(target=trio.run, args=(self._main,), daemon=True, name="arena-referee").start()
+        loop = threading.Thread(target=trio.run, args=(referee_loop, self), daemon=True, name="arena-referee")
+        loop.start()
         self.ready.wait()
-
-    async def _main(self) -> None:
-        async with trio.open_nursery() as nursery:
-            hub, port = await nursery.start(serve, "127.0.0.1", 0, self.scratch / "replays")
-            self.player = MatchPlayer(
-                hub,
-                f"127.0.0.1:{port}",
-                self.match_config,
-                self.bots.__getitem__,
-                self.scratch / "bot-logs",
-                node=self.node,
-            )
-            self.token = trio.lowlevel.current_trio_token()
-            self.ready.set()
-            await trio.sleep_forever()
 
     def check(self) -> tuple[str, str | None]:
         """(this worker's node, an error that keeps it from playing or None)."""
@@ -213,6 +219,23 @@ class MatchWorker:
         text = path.read_text(encoding="utf-8")
         path.unlink(missing_ok=True)  # the driver keeps it
         return played.record(), text
+
+
+async def referee_loop(worker: MatchWorker) -> None:
+    """The worker's trio loop: its referee server and its `MatchPlayer`, for the actor's life."""
+    async with trio.open_nursery() as nursery:
+        hub, port = await nursery.start(serve, "127.0.0.1", 0, worker.scratch / "replays")
+        worker.player = MatchPlayer(
+            hub,
+            f"127.0.0.1:{port}",
+            worker.match_config,
+            worker.bots.__getitem__,
+            worker.scratch / "bot-logs",
+            node=worker.node,
+        )
+        worker.token = trio.lowlevel.current_trio_token()
+        worker.ready.set()
+        await trio.sleep_forever()
 
 
 def node_names(ray: Any) -> dict[str, str]:
