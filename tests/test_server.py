@@ -187,6 +187,19 @@ def test_replay_lines_are_buffered_until_flushed_and_the_action_line_is_plain_js
     assert unbuffered.complete().read_text() == '{"type":"header"}\n'
 
 
+def test_every_replay_line_of_a_match_is_encoded_as_json_dumps_encodes_it(tmp_path: Path) -> None:
+    """The referee encodes its lines itself (`runner._LINE_ENCODER`, the `action` line by hand):
+    each must be the bytes `ReplayWriter.write` would have written, header to match end."""
+    names = ("bøt", "ボット", "bot\u2713")  # non-ASCII: written as themselves, not as \u escapes
+    cfg = MatchConfig(variant=find_variant("danish"), deals=1, seed=3, seat_names=names, time_control=FAST)
+    [played] = trio.run(play_matches, [(cfg, [bot(), bot(), bot()])], tmp_path)
+    lines = played.runner.replay_path.read_text(encoding="utf-8").splitlines()  # type: ignore[union-attr]
+    kinds = {json.loads(line)["type"] for line in lines}
+    assert {"header", "hello", "deal_start", "action", "deal", "match_end"} <= kinds
+    for line in lines:
+        assert line == json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False)
+
+
 def test_an_inbox_hands_items_to_its_one_waiting_task_and_is_bounded() -> None:
     async def scenario() -> list[InboxItem]:
         inbox = Inbox(2)
