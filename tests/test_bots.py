@@ -61,6 +61,12 @@ def test_card_codes_suits_numbers_points() -> None:
     assert [c for c in C.ALL_CARDS if C.is_counting(c)].__len__() == 19
     with pytest.raises(ValueError):
         C.suit("S11")
+    with pytest.raises(ValueError):
+        C.number("T22")
+    # The cards of each suit, in canonical order: the suits in the order of ALL_CARDS, the Fool last.
+    assert [c for codes in C.CARDS_BY_SUIT.values() for c in codes] == list(C.ALL_CARDS)
+    assert all(C.suit(c) == s for s, codes in C.CARDS_BY_SUIT.items() for c in codes)
+    assert [len(codes) for codes in C.CARDS_BY_SUIT.values()] == [14, 14, 14, 14, 21, 1]
 
 
 def test_trick_ranking_per_variant() -> None:

@@ -43,20 +43,41 @@ def index(code: str) -> int:
         raise ValueError(f"unknown card code {code!r}") from None
 
 
-def suit(code: str) -> str:
-    """``S``, ``H``, ``D``, ``C``, ``T`` for a tarok, ``""`` for the Fool."""
-    i = index(code)
+def _suit_of(i: int) -> str:
     if i < 56:
         return SUITS[i // 14]
     return TAROK if i < 77 else ""
 
 
-def number(code: str) -> int:
-    """Face number of a suit card (A=1 … 10, J=11, C=12, Q=13, K=14), tarok number, 0 for the Fool."""
-    i = index(code)
+def _number_of(i: int) -> int:
     if i < 56:
         return i % 14 + 1
     return i - 55 if i < 77 else 0
+
+
+# Looked up per card many times in a bot's every decision: tables, not arithmetic.
+_SUIT = {code: _suit_of(i) for code, i in _INDEX.items()}
+_NUMBER = {code: _number_of(i) for code, i in _INDEX.items()}
+CARDS_BY_SUIT: dict[str, tuple[str, ...]] = {
+    s: tuple(c for c in ALL_CARDS if _SUIT[c] == s) for s in (*SUITS, TAROK, "")
+}
+"""The codes of each suit (``""``: the Fool) in canonical order; the suits in canonical order too."""
+
+
+def suit(code: str) -> str:
+    """``S``, ``H``, ``D``, ``C``, ``T`` for a tarok, ``""`` for the Fool."""
+    try:
+        return _SUIT[code]
+    except KeyError:
+        raise ValueError(f"unknown card code {code!r}") from None
+
+
+def number(code: str) -> int:
+    """Face number of a suit card (A=1 … 10, J=11, C=12, Q=13, K=14), tarok number, 0 for the Fool."""
+    try:
+        return _NUMBER[code]
+    except KeyError:
+        raise ValueError(f"unknown card code {code!r}") from None
 
 
 def is_tarok(code: str) -> bool:

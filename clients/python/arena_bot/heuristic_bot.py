@@ -52,17 +52,23 @@ class Table:
         self.plays: list[tuple[int, str]] = [(p.seat, p.card) for p in view.trick.cards]
         self.led = C.led_suit([c for _, c in self.plays], view.trick.designation, view.trick.redesignation)
 
-        played = {p.card for t in view.tricks for p in t.cards} | {c for _, c in self.plays}
+        # Each completed trick read from the message once (every field access builds an object).
+        tricks = [([(p.seat, p.card) for p in t.cards], t.designation, t.redesignation) for t in view.tricks]
+        played = {c for plays, _, _ in tricks for _, c in plays} | {c for _, c in self.plays}
         known = played | set(self.hand) | set(view.skat) | set(view.skat_public.shown)
-        self.unseen = [c for c in C.ALL_CARDS if c not in known]
+        # Asked again and again, suit by suit: grouped once.
+        self._unseen_by_suit = {
+            s: [c for c in codes if c not in known] for s, codes in C.CARDS_BY_SUIT.items()
+        }
+        self.unseen = [c for cards in self._unseen_by_suit.values() for c in cards]  # canonical order
         self.skat_hidden = view.dealer != self.seat  # three unseen cards lie in the skat
         skat_taroks = view.skat_public.taroks if view.HasField("skat_public") and self.skat_hidden else 0
-        self.unseen_taroks = sorted((c for c in self.unseen if C.is_tarok(c)), key=C.number)
+        self.unseen_taroks = sorted(self.unseen_in(C.TAROK), key=C.number)
         self.opp_taroks = max(0, len(self.unseen_taroks) - skat_taroks)
 
         self.voids: dict[int, set[str]] = {s: set() for s in order}
-        for trick in view.tricks:
-            self._note_voids([(p.seat, p.card) for p in trick.cards], trick.designation, trick.redesignation)
+        for plays, designation, redesignation in tricks:
+            self._note_voids(plays, designation, redesignation)
         self._note_voids(self.plays, view.trick.designation, view.trick.redesignation)
 
     def _note_voids(self, plays: Sequence[tuple[int, str]], designation: str, redesignation: str) -> None:
@@ -88,7 +94,8 @@ class Table:
         return C.rank(self.variant, card, self.options)
 
     def unseen_in(self, suit: str) -> list[str]:
-        return [c for c in self.unseen if C.suit(c) == suit]
+        """The unseen cards of `suit`, in canonical order (do not change the list)."""
+        return self._unseen_by_suit.get(suit, [])
 
     def p_void(self, seat: int, suit: str) -> float:
         """Probability that `seat` holds no card of `suit` (hypergeometric over the unseen cards)."""
