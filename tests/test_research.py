@@ -121,9 +121,37 @@ def test_wrapped_environment_enforces_the_order() -> None:
         _ = game.agent_selection
     with pytest.raises(AttributeError, match="cannot be accessed before reset"):
         _ = game.terminations
+    with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+        game.last()
+    with pytest.raises(AssertionError, match="before agent_iter"):
+        game.agent_iter()
+    with pytest.raises(AssertionError, match="before step"):
+        game.step(0)
     game.reset(seed=3)
     assert game.agent_selection == game.unwrapped.agent_selection
     assert game.rewards is game.unwrapped.rewards and game.infos is game.unwrapped.infos
+    agents = iter(game.agent_iter())
+    assert next(agents) == game.agent_selection
+    with pytest.raises(AssertionError, match="need to call step"):
+        next(agents)  # the loop did not step
+    obs, _, _, _, _ = game.last()
+    game.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert next(agents) == game.agent_selection
+
+
+def test_unseeded_resets_follow_the_last_seed() -> None:
+    """After `reset(seed=S)`, unseeded resets draw their seeds from a generator seeded with S."""
+    game = raw_env("grosstarock")
+    game.reset(seed=5)
+    drawn = []
+    for _ in range(3):
+        game.reset()
+        drawn.append(game.seed_value)
+    generator = np.random.default_rng(5)
+    assert drawn == [int(generator.integers(2**31)) for _ in range(3)]
+    game.reset(seed=5)
+    game.reset()
+    assert game.seed_value == drawn[0]
 
 
 def walk(variant: str, options: dict[str, str], seed: int, observe_every: int) -> int:
