@@ -139,6 +139,25 @@ def test_wrapped_environment_enforces_the_order() -> None:
     assert next(agents) == game.agent_selection
 
 
+def test_a_deal_over_as_it_is_dealt() -> None:
+    """American seed 1425: a petit sec annuls the first deal at once (AM-DEAL-2)."""
+    assert Match(find_variant("american"), 1425, 1).start_deal().is_terminal()
+    game = env("american")
+    game.reset(seed=1425)
+    assert all(game.terminations.values())  # one dealer turn: the match is over at reset
+    assert game.infos["seat_0"]["deal_result"]["annulled"]
+    for _agent in game.agent_iter():
+        assert game.last()[2]
+        game.step(None)
+    assert game.agents == []
+    game = env("american", deals=2)
+    game.reset(seed=1425)
+    assert not any(game.terminations.values())
+    assert game.unwrapped.state.turn is not None
+    assert game.agent_selection == f"seat_{game.unwrapped.state.turn}"
+    assert game.infos["seat_0"]["deal_result"]["annulled"]
+
+
 def test_unseeded_resets_follow_the_last_seed() -> None:
     """After `reset(seed=S)`, unseeded resets draw their seeds from a generator seeded with S."""
     game = raw_env("grosstarock")

@@ -227,17 +227,23 @@ class raw_env(AECEnv):  # type: ignore[misc]
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._rewarded = False
+        self.agent_selection = self.possible_agents[0]  # kept only if the match is over at once
         self._select()
+        if self._rewarded:
+            self._accumulate_rewards()
 
     def _new_deal(self, state: DealState) -> None:
         self.state = state
         self.observations = spaces.DealObservations(state)
 
     def _select(self) -> None:
+        """The agent to act, after finishing the deals that are over: the one just played out, or
+        one over as it is dealt (an American petit sec annuls the deal at once, AM-DEAL-2)."""
         assert self.state is not None
-        seat = self.state.turn
-        if seat is not None:
-            self.agent_selection = self.possible_agents[seat]
+        while self.state.turn is None:
+            if self._finish_deal():
+                return
+        self.agent_selection = self.possible_agents[self.state.turn]
 
     def observe(self, agent: str) -> ObsDict:
         assert self.observations is not None
@@ -276,7 +282,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
             self._rewarded = False
         state.apply(ACTIONS[index])
         if state.turn is None:
-            self._finish_deal()
+            self._select()
         else:
             self.agent_selection = self.possible_agents[state.turn]
         if self._rewarded:
@@ -284,7 +290,8 @@ class raw_env(AECEnv):  # type: ignore[misc]
         if self.render_mode == "human":
             self.render()
 
-    def _finish_deal(self) -> None:
+    def _finish_deal(self) -> bool:
+        """Score the deal that is over and start the next one; True when the match is over."""
         assert self.state is not None and self.match is not None
         result = self.match.finish_deal(self.state)
         for agent in self.agents:
@@ -295,14 +302,14 @@ class raw_env(AECEnv):  # type: ignore[misc]
             self._rewarded = True
         if not self.match.is_over():
             self._new_deal(self.match.start_deal())
-            self._select()
-            return
+            return False
         self.match.final_split()
         if self.reward_kind == "match":
             for seat, score in enumerate(self.match.scores):
                 self.rewards[self.possible_agents[seat]] = float(score)
             self._rewarded = True
         self.terminations = dict.fromkeys(self.agents, True)
+        return True
 
     def render(self) -> str | None:
         """The whole table as text (every hand: this is the environment's view, not a seat's)."""
