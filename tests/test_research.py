@@ -121,9 +121,56 @@ def test_wrapped_environment_enforces_the_order() -> None:
         _ = game.agent_selection
     with pytest.raises(AttributeError, match="cannot be accessed before reset"):
         _ = game.terminations
+    with pytest.raises(AttributeError, match="cannot be accessed before reset"):
+        game.last()
+    with pytest.raises(AssertionError, match="before agent_iter"):
+        game.agent_iter()
+    with pytest.raises(AssertionError, match="before step"):
+        game.step(0)
     game.reset(seed=3)
     assert game.agent_selection == game.unwrapped.agent_selection
     assert game.rewards is game.unwrapped.rewards and game.infos is game.unwrapped.infos
+    agents = iter(game.agent_iter())
+    assert next(agents) == game.agent_selection
+    with pytest.raises(AssertionError, match="need to call step"):
+        next(agents)  # the loop did not step
+    obs, _, _, _, _ = game.last()
+    game.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert next(agents) == game.agent_selection
+
+
+def test_a_deal_over_as_it_is_dealt() -> None:
+    """American seed 1425: a petit sec annuls the first deal at once (AM-DEAL-2)."""
+    assert Match(find_variant("american"), 1425, 1).start_deal().is_terminal()
+    game = env("american")
+    game.reset(seed=1425)
+    assert all(game.terminations.values())  # one dealer turn: the match is over at reset
+    assert game.infos["seat_0"]["deal_result"]["annulled"]
+    for _agent in game.agent_iter():
+        assert game.last()[2]
+        game.step(None)
+    assert game.agents == []
+    game = env("american", deals=2)
+    game.reset(seed=1425)
+    assert not any(game.terminations.values())
+    assert game.unwrapped.state.turn is not None
+    assert game.agent_selection == f"seat_{game.unwrapped.state.turn}"
+    assert game.infos["seat_0"]["deal_result"]["annulled"]
+
+
+def test_unseeded_resets_follow_the_last_seed() -> None:
+    """After `reset(seed=S)`, unseeded resets draw their seeds from a generator seeded with S."""
+    game = raw_env("grosstarock")
+    game.reset(seed=5)
+    drawn = []
+    for _ in range(3):
+        game.reset()
+        drawn.append(game.seed_value)
+    generator = np.random.default_rng(5)
+    assert drawn == [int(generator.integers(2**31)) for _ in range(3)]
+    game.reset(seed=5)
+    game.reset()
+    assert game.seed_value == drawn[0]
 
 
 def walk(variant: str, options: dict[str, str], seed: int, observe_every: int) -> int:

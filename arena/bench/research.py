@@ -49,7 +49,7 @@ def _env(variant: Variant, seed: int, wrapped: bool) -> Callable[[], int]:
     from ..research.pettingzoo import env, raw_env
 
     options: dict[str, Any] = dict(variant.options)
-    game = (env if wrapped else raw_env)(variant.name, **options)
+    game: Any = (env if wrapped else raw_env)(variant.name, **options)
     rng = random.Random(seed)
     seeds = iter(range(seed, 10**12))
 

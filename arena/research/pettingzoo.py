@@ -28,10 +28,13 @@ import numpy.typing as npt
 from gymnasium import spaces as gym_spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable, AECIterator
+from pettingzoo.utils.env_logger import EnvLogger
 
 from arena.engine import DealState, Match, find_variant
 
 from . import spaces
+from .spaces import ACTIONS, NUM_ACTIONS
 
 ObsDict = dict[str, npt.NDArray[Any]]
 
@@ -53,6 +56,29 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
 
     def _before_reset(self, name: str) -> AttributeError:
         return AttributeError(f"{name} cannot be accessed before reset")
+
+    # The three calls of every step, each one Python call into `raw_env` instead of PettingZoo's
+    # chain (the wrapper's method, `BaseWrapper`'s, the properties), with the same checks.
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return OrderedAgents(self, max_iter)
+
+    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise self._before_reset("agent_selection")
+        last: tuple[ObsDict | None, float, bool, bool, dict[str, Any]] = self.env.last(observe)
+        return last
+
+    def step(self, action: int | None) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        self._has_updated = True
+        if not self.env.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self.env.step(action)
 
     @property
     def agent_selection(self) -> str:
@@ -101,6 +127,33 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
         return rewards
 
 
+class OrderedAgents(AECIterable):  # type: ignore[misc]
+    """`OrderEnforcing.agent_iter()`: PettingZoo's order-enforcing iterator in one Python call a step."""
+
+    def __iter__(self) -> AECIterator:
+        return OrderedAgentIterator(self.env, self.max_iter)
+
+
+class OrderedAgentIterator(AECIterator):  # type: ignore[misc]
+    """The agent to act, while there are agents; asserts a `step` or `reset` since the last one
+    (PettingZoo's `AECOrderEnforcingIterator`), reading the wrapped environment directly."""
+
+    def __init__(self, wrapper: OrderEnforcing, max_iter: int) -> None:
+        self.env = wrapper
+        self.inner = wrapper.env
+        self.iters_til_term = max_iter
+
+    def __next__(self) -> str:
+        inner = self.inner
+        if not inner.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        wrapper = self.env
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return str(inner.agent_selection)
+
+
 RENDER_MODES = ("human", "ansi")
 
 
@@ -139,7 +192,10 @@ class raw_env(AECEnv):  # type: ignore[misc]
             }
         )
         self._action_space = gym_spaces.Discrete(spaces.NUM_ACTIONS)
-        self._seed_rng = np.random.default_rng()
+        # The generator of the seeds of unseeded resets, made when first needed: a seeded reset
+        # only records its seed (making a generator per reset costs about a deal's Python work).
+        self._seed_rng: np.random.Generator | None = None
+        self._seed_of_rng: int | None = None
         self.match: Match | None = None
         self.state: DealState | None = None
         self.observations: spaces.DealObservations | None = None
@@ -156,8 +212,10 @@ class raw_env(AECEnv):  # type: ignore[misc]
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new match; with `seed`, the decks of the engine's `Match(variant, seed, deals)`."""
         if seed is not None:
-            self._seed_rng = np.random.default_rng(seed)
+            self._seed_rng, self._seed_of_rng = None, seed
         else:
+            if self._seed_rng is None:
+                self._seed_rng = np.random.default_rng(self._seed_of_rng)
             seed = int(self._seed_rng.integers(2**31))
         self.seed_value = seed
         self.match = Match(self.variant, seed, self.deals)
@@ -169,23 +227,40 @@ class raw_env(AECEnv):  # type: ignore[misc]
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._rewarded = False
+        self.agent_selection = self.possible_agents[0]  # kept only if the match is over at once
         self._select()
+        if self._rewarded:
+            self._accumulate_rewards()
 
     def _new_deal(self, state: DealState) -> None:
         self.state = state
         self.observations = spaces.DealObservations(state)
 
     def _select(self) -> None:
+        """The agent to act, after finishing the deals that are over: the one just played out, or
+        one over as it is dealt (an American petit sec annuls the deal at once, AM-DEAL-2)."""
         assert self.state is not None
-        seat = self.state.turn
-        if seat is not None:
-            self.agent_selection = self.possible_agents[seat]
+        while self.state.turn is None:
+            if self._finish_deal():
+                return
+        self.agent_selection = self.possible_agents[self.state.turn]
 
     def observe(self, agent: str) -> ObsDict:
         assert self.observations is not None
-        seat = self.agent_name_mapping[agent]
+        return self.observations.observe(self.agent_name_mapping[agent])
+
+    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's `AECEnv.last`, with `observe` inlined (one Python call less per step)."""
+        agent = self.agent_selection
         observations = self.observations
-        return {"observation": observations.observation(seat), "action_mask": observations.mask(seat)}
+        assert observations is not None
+        return (
+            observations.observe(self.agent_name_mapping[agent]) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -196,8 +271,8 @@ class raw_env(AECEnv):  # type: ignore[misc]
             index = operator.index(action)  # type: ignore[arg-type]
         except TypeError:
             raise ValueError(f"action {action!r} is not an index of the action space") from None
-        if not 0 <= index < spaces.NUM_ACTIONS:
-            raise ValueError(f"action {index} is outside the action space (0…{spaces.NUM_ACTIONS - 1})")
+        if not 0 <= index < NUM_ACTIONS:
+            raise ValueError(f"action {index} is outside the action space (0…{NUM_ACTIONS - 1})")
         state = self.state
         assert state is not None
         self._cumulative_rewards[agent] = 0.0
@@ -205,9 +280,9 @@ class raw_env(AECEnv):  # type: ignore[misc]
             for name in self.rewards:
                 self.rewards[name] = 0.0
             self._rewarded = False
-        state.apply(spaces.ACTIONS[index])
+        state.apply(ACTIONS[index])
         if state.turn is None:
-            self._finish_deal()
+            self._select()
         else:
             self.agent_selection = self.possible_agents[state.turn]
         if self._rewarded:
@@ -215,7 +290,8 @@ class raw_env(AECEnv):  # type: ignore[misc]
         if self.render_mode == "human":
             self.render()
 
-    def _finish_deal(self) -> None:
+    def _finish_deal(self) -> bool:
+        """Score the deal that is over and start the next one; True when the match is over."""
         assert self.state is not None and self.match is not None
         result = self.match.finish_deal(self.state)
         for agent in self.agents:
@@ -226,14 +302,14 @@ class raw_env(AECEnv):  # type: ignore[misc]
             self._rewarded = True
         if not self.match.is_over():
             self._new_deal(self.match.start_deal())
-            self._select()
-            return
+            return False
         self.match.final_split()
         if self.reward_kind == "match":
             for seat, score in enumerate(self.match.scores):
                 self.rewards[self.possible_agents[seat]] = float(score)
             self._rewarded = True
         self.terminations = dict.fromkeys(self.agents, True)
+        return True
 
     def render(self) -> str | None:
         """The whole table as text (every hand: this is the environment's view, not a seat's)."""

@@ -210,15 +210,14 @@ def card_name(index: int) -> str:
 
 # ----------------------------------------------------------------------------- the fast path from a state
 
-_NO_MASK = np.zeros(NUM_ACTIONS, np.int8)
-
 
 class DealObservations:
     """Every seat's observation tensor of one deal and the mask of the seat to act, as numpy arrays.
 
     Each seat's tensor is a `tensors.SeatTensor` writing into its own row, brought up to date only
-    when that seat's tensor is asked for and the deal moved on since (its history grew). Every call
-    returns a fresh array, which the caller may keep or change.
+    when that seat's tensor is asked for and the deal moved on since (its history grew).
+    `observation`, `mask` and `observe` return fresh arrays, which the caller may keep or change;
+    `row` returns the kept row itself, valid until the deal moves on, for a caller that copies it.
     """
 
     def __init__(self, state: DealState) -> None:
@@ -230,17 +229,41 @@ class DealObservations:
         ]
         self._synced = [len(state.history)] * state.seats
 
-    def observation(self, seat: int) -> npt.NDArray[np.float32]:
-        """`encode_observation(observation(state, seat))`."""
+    def row(self, seat: int) -> npt.NDArray[np.float32]:
+        """`encode_observation(observation(state, seat))`, the kept row: not to be changed or kept."""
         moves = len(self.state.history)
         if moves != self._synced[seat]:
             self._tensors[seat].sync()
             self._synced[seat] = moves
-        return self._rows[seat].copy()
+        return self._rows[seat]
+
+    def observation(self, seat: int) -> npt.NDArray[np.float32]:
+        """`encode_observation(observation(state, seat))`."""
+        return self.row(seat).copy()
 
     def mask(self, seat: int) -> npt.NDArray[np.int8]:
         """The legal-action mask of `seat`: all zeros unless it is to act."""
-        mask = _NO_MASK.copy()
+        mask = np.zeros(NUM_ACTIONS, np.int8)
         if seat == self.state.turn:
             mark_legal(mask.data, self.state.legal_actions())
         return mask
+
+    def observe(self, seat: int) -> dict[str, npt.NDArray[Any]]:
+        """The environment's observation of `seat`: `{"observation": ..., "action_mask": ...}`.
+
+        `observation` and `mask` in one call: this runs at every step of a training loop, where
+        each Python call costs about as much as the engine's own work (docs/RESEARCH.md).
+        """
+        state = self.state
+        moves = len(state.history)
+        if moves != self._synced[seat]:
+            self._tensors[seat].sync()
+            self._synced[seat] = moves
+        mask = _zeros(NUM_ACTIONS, _INT8)
+        if seat == state.turn:
+            mark_legal(mask.data, state.legal_actions())
+        return {"observation": self._rows[seat].copy(), "action_mask": mask}
+
+
+_zeros = np.zeros
+_INT8 = np.int8

@@ -79,8 +79,6 @@ _DECLARE_COUNT: Final = len(DECLARE_NAMES)
 _ANNOUNCE_COUNT: Final = len(ANNOUNCE_NAMES)
 _CONTRACT_COUNT: Final = len(CONTRACTS)
 
-_NO_MARKS: Final[tuple[int, str | None, str | None]] = (-1, None, None)
-
 
 class SeatTensor:
     """One seat's observation tensor of `state`'s deal, in `row`; `sync()` after the state changed.
@@ -104,7 +102,8 @@ class SeatTensor:
         self.won = [0] * self.seats
         self.skat: list[Card] = []
         self.trick: list[tuple[int, Card]] = []
-        self.trick_marks = _NO_MARKS
+        self.designation: str | None = None
+        self.redesignation: str | None = None
         self.trick_ones: list[int] = []
         self.skat_public: dict[str, object] = {}
         self.skat_shown: list[int] = []
@@ -127,12 +126,22 @@ class SeatTensor:
     def ones(self, old: list[int], new: list[int]) -> None:
         """A set of entries that are 1: from `old` to `new`, writing only the difference."""
         row = self.row
-        for index in old:
-            if index not in new:
-                row[index] = 0.0
-        for index in new:
-            if index not in old:
-                row[index] = 1.0
+        # The usual change keeps the start of the list (a trick growing by a card): skip it
+        # with integer compares before the quadratic membership tests.
+        k = 0
+        common = min(len(old), len(new))
+        while k < common and old[k] == new[k]:
+            k += 1
+        if k == len(old):
+            for i in range(k, len(new)):
+                row[new[i]] = 1.0
+            return
+        for i in range(k, len(old)):
+            if old[i] not in new:
+                row[old[i]] = 0.0
+        for i in range(k, len(new)):
+            if new[i] not in old:
+                row[new[i]] = 1.0
 
     def cards(self, at: int, old: list[Card], new: list[Card]) -> None:
         """A card block (the hand, the own discard): from `old` to `new`, both sorted."""
@@ -185,12 +194,19 @@ class SeatTensor:
             if won != self.won[seat]:
                 self.won[seat] = won
                 row[TRICKS_WON + seat] = won / 78
-        skat = state.skat if self.seat == state.discarder else []
-        if skat != self.skat:
-            self.cards(OWN_SKAT, self.skat, skat)
-            self.skat = list(skat)
+        if self.seat == state.discarder:
+            if state.skat != self.skat:
+                self.cards(OWN_SKAT, self.skat, state.skat)
+                self.skat = list(state.skat)
+        elif self.skat:
+            self.cards(OWN_SKAT, self.skat, [])
+            self.skat = []
         trick = state.trick
-        if trick != self.trick or (trick and self._marks() != self.trick_marks):
+        if (
+            trick != self.trick
+            or state.designation != self.designation
+            or state.redesignation != self.redesignation
+        ):
             self._trick()
         self._grown()
         if state.skat_public is not self.skat_public:
@@ -198,22 +214,22 @@ class SeatTensor:
         if self.american:
             self._american()
 
-    def _marks(self) -> tuple[int, str | None, str | None]:
-        state = self.state
-        return (state.trick[0][0], state.designation, state.redesignation) if state.trick else _NO_MARKS
-
     def _trick(self) -> None:
         state = self.state
         trick = state.trick
-        ones = [TRICK_CARDS + seat * 78 + card for seat, card in trick]
+        # The marks first, then the cards in play order: a growing trick extends the list.
+        ones: list[int] = []
         if trick:
             ones.append(TRICK_LEADER + trick[0][0])
             if state.designation:
                 ones.append(TRICK_DESIGNATION + _DESIGNATION_INDEX[state.designation])
             if state.redesignation:
                 ones.append(TRICK_REDESIGNATION + _DESIGNATION_INDEX[state.redesignation])
+        for seat, card in trick:
+            ones.append(TRICK_CARDS + seat * 78 + card)
         self.ones(self.trick_ones, ones)
-        self.trick, self.trick_marks, self.trick_ones = list(trick), self._marks(), ones
+        self.trick, self.trick_ones = list(trick), ones
+        self.designation, self.redesignation = state.designation, state.redesignation
 
     def _grown(self) -> None:
         """What only grows: finished tricks, declarations, announcements, round answers."""
