@@ -485,16 +485,7 @@ class Store:
     def pair_counts(self) -> dict[tuple[str, str, str], int]:
         """How often each pair of bots has met, by (variant, bot, bot) with the names sorted."""
         with self.transaction() as db:
-            rows = db.execute(
-                "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
-                "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
-                "JOIN matches m ON m.match_id = a.match_id GROUP BY m.variant, a.bot, b.bot"
-            ).fetchall()
-        counts: dict[tuple[str, str, str], int] = {}
-        for variant, one, other, count in rows:  # sorted here: the databases' collations differ
-            low, high = sorted((one, other))
-            counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
-        return counts
+            return _pair_counts(db)
 
     def finish_match(
         self,
@@ -682,19 +673,25 @@ class Store:
         return recent
 
 
-def _fill_pair_meetings(db: _Session) -> None:
-    """`pair_meetings` from the matches already stored (migration to schema 3)."""
-    db.execute("DELETE FROM pair_meetings")
+def _pair_counts(db: _Session) -> dict[tuple[str, str, str], int]:
+    """How often each pair of bots has met in the stored matches, by (variant, bot, bot) with the
+    names sorted."""
     rows = db.execute(
         "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
         "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
         "JOIN matches m ON m.match_id = a.match_id GROUP BY m.variant, a.bot, b.bot"
     ).fetchall()
     counts: dict[tuple[str, str, str], int] = {}
-    for variant, one, other, count in rows:
+    for variant, one, other, count in rows:  # sorted here: the databases' collations differ
         low, high = sorted((one, other))
         counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
-    for (variant, one, other), count in counts.items():
+    return counts
+
+
+def _fill_pair_meetings(db: _Session) -> None:
+    """`pair_meetings` from the matches already stored (migration to schema 3)."""
+    db.execute("DELETE FROM pair_meetings")
+    for (variant, one, other), count in _pair_counts(db).items():
         db.execute(
             "INSERT INTO pair_meetings (variant, one, other, meetings) VALUES (?, ?, ?, ?)",
             (variant, one, other, count),
