@@ -12,7 +12,6 @@ and the flusher of replay logs in `record.py`.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import random
 import secrets
@@ -63,12 +62,6 @@ from .seat import (
 )
 
 log = structlog.get_logger()
-
-# The replay's lines other than a plain `action` line, encoded as `ReplayWriter.write` encodes them
-# (`json.dumps` with these separators), by one encoder made once and without the check for
-# circular references: a line is a tree of dicts, lists and scalars built just before, and the
-# check (an id in a dict for every container) was about a tenth of the encoding of a deal's record.
-_LINE_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 
 
 @dataclass(frozen=True)
@@ -299,7 +292,7 @@ class MatchRunner:
 
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
-            self._writer.write_json(_LINE_ENCODER.encode(line))
+            self._writer.write(line)
         else:  # a bot that said Hello before `run` opened the log
             self._early.append(line)
 
