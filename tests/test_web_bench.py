@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+import trio
+
 from arena.bench.web import bench_web
+from arena.bench.web_until import web_until
 
 
 def test_bench_web_measures_both_sides_with_live_viewers() -> None:
@@ -21,3 +25,15 @@ def test_bench_web_measures_both_sides_with_live_viewers() -> None:
     assert measured.viewer_updates_min >= 3, measured.viewer_updates_min
     assert measured.viewer_bytes_per_s > 0 and measured.viewers_process_cpu_share >= 0
     json.dumps(measured.to_dict())
+
+
+def test_web_until_does_the_same_work_in_each_window_ticked_by_events() -> None:
+    """The instruction count's workload (`arena.bench.web_until`), uncounted: three windows of
+    at least the decisions asked, the viewers' groups ticking by the matches' events in each
+    (never by time), the viewers sent their updates in theirs."""
+    windows = trio.run(web_until, 6, 300, 20)
+    assert [w["window"] for w in windows] == ["zero1", "viewers", "zero2"]
+    for window in windows:
+        assert window["decisions"] >= 300
+        assert window["ticks"] == pytest.approx(window["events"] / 20, abs=1)
+    assert windows[1]["received"]["viewers"] == 6 and windows[1]["received"]["updates_min"] >= 1
