@@ -21,6 +21,16 @@ def test_bench_web_measures_both_sides_with_live_viewers() -> None:
     assert measured.windows == 4
     assert measured.decisions_per_s_0 > 0 and measured.decisions_per_s_n > 0
     assert measured.server_cpu_us_per_decision_0 > 0 and measured.server_cpu_us_per_decision_n > 0
+    # by thread: the referee's (trio) and the gRPC loop's both work on each side, and the
+    # threads add up to about the process (each thread's count is in whole clock ticks, and a
+    # worker thread that ended in the window is only in the process's)
+    for by_thread, whole in (
+        (measured.server_threads_cpu_us_per_decision_0, measured.server_cpu_us_per_decision_0),
+        (measured.server_threads_cpu_us_per_decision_n, measured.server_cpu_us_per_decision_n),
+    ):
+        assert set(by_thread) == {"trio", "grpc-io", "other"}
+        assert by_thread["trio"] > 0 and by_thread["grpc-io"] > 0
+        assert 0.5 * whole <= sum(by_thread.values()) <= 1.5 * whole
     # Each viewer was kept up to date the whole window: an update every frame or so.
     assert measured.viewer_updates_min >= 3, measured.viewer_updates_min
     assert measured.viewer_bytes_per_s > 0 and measured.viewers_process_cpu_share >= 0
