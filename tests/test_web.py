@@ -28,20 +28,21 @@ from typing import Any
 
 import pytest
 import trio
+from sse_starlette import ServerSentEvent
 from test_admin import admin_channel
 from test_replay_html import find_chromium
 from test_standing import lobby_bot, wait_for
 
 from arena.bench.common import driver_command
 from arena.engine import find_variant
-from arena.referee.runner import MatchConfig, MatchState
+from arena.referee.runner import MatchConfig, MatchRunner, MatchState
 from arena.referee.seat import TimeControl
 from arena.server.app import serve
 from arena.standing.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
-from arena.web.app import Site, serve_site
-from arena.web.feed import event_dict, event_json, json_mapping
+from arena.web.app import LiveStream, Site, serve_site
+from arena.web.feed import MatchFeed, ViewerClock, encode_update, event_dict, event_json, json_mapping
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -640,3 +641,60 @@ def test_an_events_json_is_protobufs_own_json_mapping() -> None:
         assert event_dict(event) == json_mapping(event), event
         # and its text, written straight for the commonest kind, is json.dumps's to the byte
         assert event_json(event) == json.dumps(event_dict(event), separators=(",", ":")), event
+    # An update of them is sse-starlette's own encoding of the event, one `data:` line: JSON
+    # text has no line break of its own to split on, newlines in strings included.
+    texts = [event_json(event) for event in events]
+    for some in (texts, texts[:1], []):
+        expected = ServerSentEvent(data="[" + ",".join(some) + "]", event="update").encode()
+        assert encode_update(some) == expected
+        assert expected.count(b"data: ") == 1
+
+
+def test_a_viewer_wakes_once_a_frame_while_its_match_is_played_and_waits_for_an_idle_one(
+    tmp_path: Path,
+) -> None:
+    """A viewer of a match in play waits only for its group's tick, never for the events in
+    between: the referee's events wake no viewer (one wakeup a viewer and frame). When a tick
+    found nothing new it waits for the next event instead, so that an idle table wakes nobody
+    at every frame, and that event reaches it at the tick after."""
+    variant = find_variant("grosstarock")
+    seats = tuple(f"s{i}" for i in range(variant.seats))
+    config = MatchConfig(variant=variant, deals=1, seed=1, seat_names=seats)
+    runner = MatchRunner("0123456789abcdef", config, tmp_path)
+    feed = MatchFeed(runner, lambda _feed: None)
+    clock = ViewerClock(frame_s=0.5, groups=1)
+    site: Any = type("SiteStub", (), {"clock": clock, "ping_s": 15.0})()
+    sent: list[bytes] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["body"])
+
+    def play(deal: int, card: str) -> None:
+        action = pb.Action(type="play", card=card)
+        feed.send(pb.Event(deal=deal, action_taken=pb.ActionTaken(seat=1, action=action)))
+
+    def waiting_on_the_feed() -> int:
+        return feed._lot.statistics().tasks_waiting
+
+    async def main() -> None:
+        feed.send(pb.Event(deal=0, deal_started=pb.DealStarted(dealer=0)))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(clock.run)
+            nursery.start_soon(LiveStream(site, feed)._follow, send)
+            await trio.sleep(0.25)  # the ticks are at 0.5, 1.0, ...; the checks between them
+            assert sent[0].startswith(b"event: position")
+            for frame in range(1, 5):  # a match in play: events between every two ticks
+                assert waiting_on_the_feed() == 0  # it waits for its tick only: the event
+                play(0, f"T{frame}")  # wakes nobody
+                await trio.sleep(0.5)
+                assert sent[-1].startswith(b"event: update") and f'"T{frame}"'.encode() in sent[-1]
+            assert len(sent) == 5
+            await trio.sleep(1.0)  # two ticks with nothing new: no update, and the viewer
+            assert len(sent) == 5 and waiting_on_the_feed() == 1  # waits for the next event
+            play(0, "T9")
+            assert waiting_on_the_feed() == 0
+            await trio.sleep(0.5)
+            assert len(sent) == 6 and b'"T9"' in sent[-1]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -11,7 +11,10 @@ Reported:
 - `decisions_per_s_0` and `decisions_per_s_n`: the referee's decisions per second in the
   windows without and with viewers, and their ratio (`slowdown` is 1 − ratio); `round_ratios`,
   each round's own ratio, show how much it moved within the run (on a shared machine, a lot);
-- `server_cpu_us_per_decision_*`: the server process's CPU time per decision on each side;
+- `server_cpu_us_per_decision_*`: the server process's CPU time per decision on each side,
+  and `server_threads_cpu_us_per_decision_*` the same by thread: `trio` (the referee, the
+  bridge's trio side, the site), `grpc-io` (the aio loop) and `other` (gRPC's own threads and
+  trio's worker threads);
 - `viewers_process_cpu_share`: the CPU the viewers' own process used (seconds per second):
   on a machine with few cores it competes with the server for them;
 - `rss_per_viewer_kib`: the server's resident memory with every viewer connected, less
@@ -22,10 +25,12 @@ Reported:
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import tempfile
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,8 @@ class WebBench:
     round_ratios: list[float]
     server_cpu_us_per_decision_0: float
     server_cpu_us_per_decision_n: float
+    server_threads_cpu_us_per_decision_0: dict[str, float]
+    server_threads_cpu_us_per_decision_n: dict[str, float]
     rss_per_viewer_kib: float
     viewers_process_cpu_share: float
     viewer_bytes_per_s: float
@@ -103,10 +110,14 @@ async def _windows(
     sides: dict[int, list[Window]] = {0: [], 1: []}
     rss_per_viewer = 0.0
     received: list[dict[str, Any]] = []
+    threads: dict[int, dict[str, float]] = {0: {}, 1: {}}
     for order in [0, 1, 1, 0] * rounds:
         if not order:
+            gc.collect()  # as before a window with viewers (below)
+            before_threads = threads_cpu_s()
             with Window(count, [os.getpid()]) as window:
                 await trio.sleep(seconds)
+            _add_threads(threads[0], before_threads)
             sides[0].append(window)
             continue
         before = rss_kib()
@@ -124,8 +135,14 @@ async def _windows(
             raise RuntimeError(f"the viewers did not connect: {line!r}")
         if not rss_per_viewer:
             rss_per_viewer = (rss_kib() - before) / len(paths)
+        # The viewers' connections leave some 40 000 objects that outlive two collections: enough
+        # to start a full collection of the whole heap (tens of ms) soon after, in their window.
+        # That is connecting's cost, not keeping up to date: each window starts after one.
+        gc.collect()
+        before_threads = threads_cpu_s()
         with Window(count, [os.getpid(), viewers.pid]) as window:
             await trio.sleep(seconds)
+        _add_threads(threads[1], before_threads)
         sides[1].append(window)
         await viewers.stdin.send_all(b"stop\n")
         with trio.fail_after(30):
@@ -141,6 +158,11 @@ async def _windows(
         side: sum(w.cpu_s[0] for w in ws) * 1e6 / max(1, sum(w.count for w in ws))
         for side, ws in sides.items()
     }
+    decided = {side: max(1, sum(w.count for w in ws)) for side, ws in sides.items()}
+    by_thread = {
+        side: {name: round(s * 1e6 / decided[side], 1) for name, s in cpu_s.items()}
+        for side, cpu_s in threads.items()
+    }
     viewer_cpu = sum(w.cpu_s[1] for w in sides[1]) / sum(w.seconds for w in sides[1])
     return {
         "seconds_per_window": seconds,
@@ -152,11 +174,37 @@ async def _windows(
         "round_ratios": round_ratios,
         "server_cpu_us_per_decision_0": round(cpu[0], 1),
         "server_cpu_us_per_decision_n": round(cpu[1], 1),
+        "server_threads_cpu_us_per_decision_0": by_thread[0],
+        "server_threads_cpu_us_per_decision_n": by_thread[1],
         "rss_per_viewer_kib": round(rss_per_viewer, 1),
         "viewers_process_cpu_share": round(viewer_cpu, 3),
         "viewer_bytes_per_s": round(sum(r["bytes"] / r["seconds"] for r in received) / len(received)),
         "viewer_updates_min": min(r["updates_min"] for r in received),
     }
+
+
+def threads_cpu_s() -> dict[str, float]:
+    """This process's CPU time (user plus system) by thread, from /proc: `trio` (the main
+    thread), `grpc-io` (the gRPC server's aio loop) and `other` (every other thread)."""
+    names = {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
+    main = threading.main_thread().native_id
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu = {"trio": 0.0, "grpc-io": 0.0, "other": 0.0}
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        tid = int(task)
+        name = "trio" if tid == main else "grpc-io" if names.get(tid) == "grpc-io" else "other"
+        cpu[name] += (int(fields[11]) + int(fields[12])) / tick
+    return cpu
+
+
+def _add_threads(total: dict[str, float], before: dict[str, float]) -> None:
+    for name, seconds in threads_cpu_s().items():
+        total[name] = total.get(name, 0.0) + seconds - before[name]
 
 
 def _rate(windows: list[Window]) -> float:

@@ -244,9 +244,10 @@ class LiveStream(Response):
     The server's work for a viewer is one write per frame, so that write is kept short: the
     events are encoded by sse-starlette's `ServerSentEvent` (once per frame, `MatchFeed`) and
     handed to Hypercorn as they are, with no generator, timeout scope or lock of a streaming
-    response around each write, and no timer of the viewer's own. Its one other task waits for
-    the client's disconnect (ASGI `http.disconnect`, which Hypercorn also gives when a write
-    fails: the kernel reset a connection that did not take its data) and ends the stream.
+    response around each write, and no timer of the viewer's own. The stream is written by a
+    task of its own (`_follow`); another waits for the client's disconnect (ASGI
+    `http.disconnect`, which Hypercorn also gives when a write fails: the kernel reset a
+    connection that did not take its data) and ends the stream.
     A keep-alive comment goes out when a viewer has been sent nothing for `ping_s` (the site's
     one keep-alive task wakes every idle viewer)."""
 
@@ -262,11 +263,17 @@ class LiveStream(Response):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_until_disconnect, receive, nursery.cancel_scope)
                 await send({"type": "http.response.start", "status": 200, "headers": LIVE_HEADERS})
-                await self._follow(send)
-                nursery.cancel_scope.cancel()
+                # The stream is written by a task of its own, not by this one: a task's every wakeup
+                # resumes its whole chain of coroutines, and this one runs under a dozen (Hypercorn's
+                # and Starlette's ASGI layers), the stream's only under `_follow`.
+                nursery.start_soon(self._follow_then_stop, send, nursery.cancel_scope)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             site.viewers -= 1
+
+    async def _follow_then_stop(self, send: Send, scope: trio.CancelScope) -> None:
+        await self._follow(send)
+        scope.cancel()  # the disconnect watcher
 
     async def _follow(self, send: Send) -> None:
         site, feed = self.site, self.feed
@@ -276,15 +283,19 @@ class LiveStream(Response):
         await send(_chunk(ServerSentEvent(data=snapshot, event="position").encode()))
         sent_at = trio.current_time()
         while feed.open:
-            await feed.wait_past(cursor)
+            # A match in play has events at every tick: its viewer wakes once a frame, at its
+            # group's tick. Only when a tick found nothing new (the match waits for its bots)
+            # does it wait for the next event first, so that an idle table wakes nobody.
             frame = await site.clock.tick(group)
             update, cursor = feed.update_at(frame, cursor)
-            if not update:
-                if frame - sent_at < site.ping_s:
-                    continue
-                update = PING
-            await send(_chunk(update))
-            sent_at = frame
+            if update:
+                await send(_chunk(update))
+                sent_at = frame
+                continue
+            if frame - sent_at >= site.ping_s:
+                await send(_chunk(PING))
+                sent_at = frame
+            await feed.wait_past(cursor)
         update, cursor = feed.update_at(-1.0, cursor)
         if update:
             await send(_chunk(update))
