@@ -6,6 +6,7 @@ The SDK is imported from its source tree, as a bot author would after `pip insta
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -13,13 +14,22 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python"))
 
 import grpc
 import pytest
-from arena_bot import Bot, BotError, MatchResult, action_text, heuristic_bot, make_action, random_bot, run_bot
+from arena_bot import (
+    Bot,
+    BotError,
+    action_text,
+    heuristic_bot,
+    make_action,
+    play_sequence,
+    random_bot,
+    run_bot,
+)
 from arena_bot import cards as C
 from arena_bot.v1 import arena_pb2 as pb
 
@@ -28,6 +38,7 @@ from arena.protocol import action_from_message, legal_messages, view_message
 from arena.v1 import arena_pb2 as server_pb
 
 SDK = Path(__file__).resolve().parent.parent / "clients" / "python"
+T = TypeVar("T")
 Decide = Callable[[pb.DecisionRequest], pb.Action]
 
 
@@ -410,6 +421,7 @@ class Scripted:
     ):
         self.script = script
         self.calls: list[dict[str, str]] = []
+        self.peers: list[str] = []  # by call: the client's address and port, one per connection
         self.received: list[pb.BotMessage] = []
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         handler = grpc.method_handlers_generic_handler(
@@ -428,6 +440,7 @@ class Scripted:
     def _play(self, requests: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
         index = len(self.calls)
         self.calls.append(dict(context.invocation_metadata()))  # type: ignore[arg-type]
+        self.peers.append(context.peer())
 
         def recording() -> Iterator[pb.BotMessage]:
             for message in requests:
@@ -453,7 +466,7 @@ def serve() -> Iterator[Callable[..., Scripted]]:
         server.stop()
 
 
-def run_in_thread(fn: Callable[[], MatchResult], timeout: float = 15.0) -> MatchResult:
+def run_in_thread(fn: Callable[[], T], timeout: float = 15.0) -> T:
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -584,6 +597,36 @@ def test_reconnects_after_a_broken_stream_and_answers_the_resent_request(
     assert seen == [(2, 1)]
     assert decisions == [1, 1, 1] and result.reconnects == 2
     assert result.scores == [1, 1, -2]
+
+
+def test_a_sequence_of_matches_keeps_its_connection_until_a_stream_breaks(
+    serve: Callable[..., Scripted], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`play_sequence` (a ladder's persistent process) plays its matches on one connection; a
+    broken stream is dialled again on a new one, which the next matches keep."""
+    req = engine_request(2)
+
+    def script(index: int, bot: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
+        next(bot)
+        yield out(match_start=pb.MatchStart(**START))
+        yield out(request=req)
+        if index == 1:  # the second match's first stream
+            context.abort(grpc.StatusCode.UNAVAILABLE, "server restarting")
+        next(bot)
+        yield out(match_end=pb.MatchEnd(scores=[index, 0, 0], termination="completed"))
+
+    server = serve(script)
+    for name in ("ARENA_ADDRESS", "ARENA_TOKEN"):  # play_sequence sets them: restored after the test
+        monkeypatch.setenv(name, "")
+    lines = [json.dumps({"ARENA_ADDRESS": server.address, "ARENA_TOKEN": f"match-{n}"}) for n in (1, 2, 3)]
+    results = run_in_thread(lambda: play_sequence(lambda r: r.legal_actions[0], lines, name="seq"))
+    tokens = [c["authorization"] for c in server.calls]
+    assert tokens == ["Bearer match-1", "Bearer match-2", "Bearer match-2", "Bearer match-3"]
+    peers = server.peers
+    assert peers[0] == peers[1], "the second match dials no new connection"
+    assert peers[2] != peers[1], "a broken stream is dialled again on a new connection"
+    assert peers[3] == peers[2], "which the next match keeps"
+    assert [r.scores[0] for r in results] == [0, 2, 3] and [r.reconnects for r in results] == [0, 1, 0]
 
 
 @pytest.mark.parametrize(

@@ -369,6 +369,36 @@ def test_matches_sent_to_one_referee_process_at_once_each_come_back_as_themselve
     assert found == {m.key: m.key for m in schedule}
 
 
+ENV_BOT = """import os, sys
+print("GRPC_EXPERIMENTS=" + os.environ.get("GRPC_EXPERIMENTS", "(unset)"), file=sys.stderr, flush=True)
+from arena_bot.random_bot import run
+run()
+"""
+
+
+def test_local_bots_get_the_ladders_grpc_settings_unless_their_env_sets_them(tmp_path: Path) -> None:
+    """`LOCAL_BOT_ENV` reaches per-match and persistent processes; a bot's own `env` wins."""
+    from arena.ladder.player import LOCAL_BOT_ENV
+
+    (tmp_path / "env_bot.py").write_text(ENV_BOT)
+    told = '[[bots]]\nname = "told"\ncommand = "{python} env_bot.py"\nprocesses = "persistent"\n'
+    own = (
+        '[[bots]]\nname = "own"\ncommand = "{python} env_bot.py"\n'
+        'env = { GRPC_EXPERIMENTS = "-tcp_rcv_lowat" }\n'
+    )
+    head = "seed = 2\ndeal_sets = 1\ndeals = 1\nseating = 'rotations'\n"
+    path = ladder_file(tmp_path, head, told, own, RANDOM)
+    done = arena("ladder", "run", path, "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    logs = tmp_path / "ladder-replays" / "bot-logs"
+    said = {log.name: log.read_text() for log in logs.glob("*.log")}
+    told_logs = [text for name, text in said.items() if "-told" in name]
+    own_logs = [text for name, text in said.items() if name.endswith("-own.log")]
+    assert told_logs and own_logs
+    assert all(f"GRPC_EXPERIMENTS={LOCAL_BOT_ENV['GRPC_EXPERIMENTS']}\n" in text for text in told_logs)
+    assert all("GRPC_EXPERIMENTS=-tcp_rcv_lowat\n" in text for text in own_logs)
+
+
 @pytest.mark.parametrize("referees", [1, 2])
 def test_a_host_that_is_not_this_machines_is_one_line_with_one_referee_or_several(
     tmp_path: Path, referees: int

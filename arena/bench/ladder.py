@@ -94,10 +94,15 @@ class LadderBench:
     referees_2_to_persistent: float = 0.0  # 2 referee processes / 1, the median of the rounds
     referees_2_to_persistent_range: list[float] | None = None
     # CPU ms per decision (CPU_KEYS): of the bots with per-match and with persistent processes,
-    # and of the ladder process (the referee, recording) with persistent ones; medians.
+    # and of the ladder process (the referee, recording) with persistent ones; of these, the
+    # system (kernel) time, and the voluntary context switches per decision; medians.
     per_match_bots_cpu_ms: float | None = None
     persistent_bots_cpu_ms: float | None = None
     persistent_ladder_cpu_ms: float | None = None
+    persistent_bots_sys_ms: float | None = None
+    persistent_ladder_sys_ms: float | None = None
+    persistent_bots_switches: float | None = None
+    persistent_ladder_switches: float | None = None
     per_round: list[dict[str, float | None]] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -169,13 +174,24 @@ MODES = ("per_match", "persistent", "referees_2", "ray_1_worker", "ray_2_workers
 
 
 # CPU milliseconds per decision in the runs with one referee, this process (the referee and the
-# recording) and its children (the bots), from getrusage: where the time goes.
-CPU_KEYS = ("per_match_bots_cpu_ms", "persistent_bots_cpu_ms", "persistent_ladder_cpu_ms")
+# recording) and its children (the bots), from getrusage: where the time goes; with persistent
+# processes also its system part and the voluntary context switches (a thread that waits: most
+# are hand-offs between grpc's threads and the Python ones), per decision.
+CPU_KEYS = (
+    "per_match_bots_cpu_ms",
+    "persistent_bots_cpu_ms",
+    "persistent_ladder_cpu_ms",
+    "persistent_bots_sys_ms",
+    "persistent_ladder_sys_ms",
+    "persistent_bots_switches",
+    "persistent_ladder_switches",
+)
 
 
-def cpu_s(who: int) -> float:
+def usage_of(who: int) -> tuple[float, float, int]:
+    """(user + system seconds, system seconds, voluntary context switches) of getrusage(who)."""
     usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
+    return usage.ru_utime + usage.ru_stime, usage.ru_stime, usage.ru_nvcsw
 
 
 def play_mode(
@@ -197,14 +213,19 @@ def play_mode(
         workers = 1 if mode == "ray_1_worker" else 2
         config = dataclasses.replace(config, concurrency=math.ceil(concurrency / workers))
         ray = RayOptions(None, workers)
-    before = cpu_s(resource.RUSAGE_SELF), cpu_s(resource.RUSAGE_CHILDREN)
+    before = usage_of(resource.RUSAGE_SELF), usage_of(resource.RUSAGE_CHILDREN)
     summary = trio.run(partial(run_ladder, config, ray=ray))
-    ladder_s = cpu_s(resource.RUSAGE_SELF) - before[0]
-    bots_s = cpu_s(resource.RUSAGE_CHILDREN) - before[1]
+    ladder_used = [b - a for a, b in zip(before[0], usage_of(resource.RUSAGE_SELF), strict=True)]
+    bots_used = [b - a for a, b in zip(before[1], usage_of(resource.RUSAGE_CHILDREN), strict=True)]
     if mode in ("per_match", "persistent") and summary.decisions:
-        cpu[f"{mode}_bots_cpu_ms"] = round(bots_s * 1000 / summary.decisions, 3)
+        decisions = summary.decisions
+        cpu[f"{mode}_bots_cpu_ms"] = round(bots_used[0] * 1000 / decisions, 3)
         if mode == "persistent":
-            cpu["persistent_ladder_cpu_ms"] = round(ladder_s * 1000 / summary.decisions, 3)
+            cpu["persistent_ladder_cpu_ms"] = round(ladder_used[0] * 1000 / decisions, 3)
+            cpu["persistent_bots_sys_ms"] = round(bots_used[1] * 1000 / decisions, 3)
+            cpu["persistent_ladder_sys_ms"] = round(ladder_used[1] * 1000 / decisions, 3)
+            cpu["persistent_bots_switches"] = round(bots_used[2] / decisions, 2)
+            cpu["persistent_ladder_switches"] = round(ladder_used[2] / decisions, 2)
     return recorded_rate(config.database)
 
 
@@ -312,6 +333,10 @@ def bench_ladder(
         per_match_bots_cpu_ms=median_of([r["per_match_bots_cpu_ms"] for r in per_round]),
         persistent_bots_cpu_ms=median_of([r["persistent_bots_cpu_ms"] for r in per_round]),
         persistent_ladder_cpu_ms=median_of([r["persistent_ladder_cpu_ms"] for r in per_round]),
+        persistent_bots_sys_ms=median_of([r["persistent_bots_sys_ms"] for r in per_round]),
+        persistent_ladder_sys_ms=median_of([r["persistent_ladder_sys_ms"] for r in per_round]),
+        persistent_bots_switches=median_of([r["persistent_bots_switches"] for r in per_round]),
+        persistent_ladder_switches=median_of([r["persistent_ladder_switches"] for r in per_round]),
         per_round=[
             {key: rounded(value) if key in MODES else value for key, value in r.items()} for r in per_round
         ],

@@ -30,6 +30,13 @@ log = structlog.get_logger(component="ladder")
 EXIT_WAIT_S = 3.0  # after MatchEnd, for the bots to leave by themselves
 PROBE_S = 0.5  # after a persistent process's first match: does it exit (not reading its input)?
 
+# For grpc's C core in the local bots (the Python and C++ SDKs; Node's grpc-js ignores it): its
+# newer I/O engine reads each message on a thread of its own and hands it to the thread waiting for
+# it, the older one (iomgr) reads on that thread itself. With the example bots that cut their CPU
+# per decision by about a sixth and their context switches by a fifth (docs/LADDER.md, "Where a
+# decision's CPU goes"). Left alone when the ladder's environment or the bot's `env` sets it.
+LOCAL_BOT_ENV = {"GRPC_EXPERIMENTS": "-event_engine_client,-event_engine_for_all_other_endpoints"}
+
 
 @dataclass
 class PlayedMatch:
@@ -225,7 +232,7 @@ class MatchPlayer:
     def _start(
         self, runner: MatchRunner, scheduled: ScheduledMatch, seat: int, bot: BotSpec, played: PlayedMatch
     ) -> BotProcess | None:
-        env = bot_environment(self.address, runner.seats[seat].token, seat)
+        env = {**LOCAL_BOT_ENV, **bot_environment(self.address, runner.seats[seat].token, seat)}
         env.update({**self._match_env(runner, scheduled, seat, bot), **bot.env})
         log_path = self.log_dir / f"{runner.match_id}-seat{seat}-{bot.name}.log"
         try:
@@ -254,7 +261,7 @@ class MatchPlayer:
         log_path = self.log_dir / f"persistent-{bot.name}-{self.log_tag}{self.started_persistent}.log"
         # The first match is in its environment too: a program that does not read its input plays
         # that one match as a per-match process would, exits, and the next match starts another.
-        base = bot_environment(self.address, runner.seats[seat].token, seat)
+        base = {**LOCAL_BOT_ENV, **bot_environment(self.address, runner.seats[seat].token, seat)}
         base.update({**env, "ARENA_MATCHES": "stdin", **bot.env})
         try:
             persistent = PersistentBot(BotProcess(bot.argv, base, log_path, bot.cwd, pipe_stdin=True))

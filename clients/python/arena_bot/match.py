@@ -38,6 +38,7 @@ __all__ = [
     "Bot",
     "BotError",
     "Decide",
+    "Dialer",
     "MatchResult",
     "action_text",
     "make_action",
@@ -174,6 +175,32 @@ def open_channel(address: str) -> grpc.Channel:
     return grpc.insecure_channel(address)
 
 
+class Dialer:
+    """The channel to one address, kept from one `run_bot` to the next.
+
+    A process that plays match after match on one server (a ladder's persistent bot:
+    `arena_bot.play_sequence`) plays them all on one connection: a new channel per match (its
+    connection, HTTP/2 handshake and threads) cost about a quarter of a bot's CPU in a short match.
+    A stream that breaks still drops the channel, and the next attempt dials a new one, as a
+    `run_bot` without a dialer does every time."""
+
+    def __init__(self) -> None:
+        self._address = ""
+        self._channel: grpc.Channel | None = None
+
+    def channel(self, address: str) -> grpc.Channel:
+        if self._channel is None or address != self._address:
+            self.close()
+            self._address, self._channel = address, open_channel(address)
+        return self._channel
+
+    def close(self) -> None:
+        """Close the kept channel, if any; the next `channel` dials a new one."""
+        if self._channel is not None:
+            channel, self._channel = self._channel, None
+            channel.close()
+
+
 class _Session:
     """State that outlives one stream: the decision hook, the result, the request being answered."""
 
@@ -219,6 +246,7 @@ def run_bot(
     name: str = "bot",
     version: str = "",
     reconnect_seconds: float = 30.0,
+    dialer: Dialer | None = None,
 ) -> MatchResult:
     """Play one seat of one match; return when the server sends MatchEnd.
 
@@ -232,6 +260,9 @@ def run_bot(
     `reconnect_seconds` since the last message received. Raises `BotError` on UNAUTHENTICATED,
     PERMISSION_DENIED, INVALID_ARGUMENT and other non-transient statuses, or when the time is
     up. Exceptions raised by `decide` propagate.
+
+    With a `dialer` the match is played on its channel, which stays open for the next match (a
+    broken stream still closes it); without one, on a channel of its own, closed at the end.
     """
     address = address or os.environ.get("ARENA_ADDRESS", "")
     token = token or os.environ.get("ARENA_TOKEN", "")
@@ -247,20 +278,23 @@ def run_bot(
         hello=arena_pb2.Hello(bot_name=name, bot_version=version, protocol_version=PROTOCOL_VERSION)
     )
 
+    own = dialer is None
+    dial = Dialer() if dialer is None else dialer
     delay = 0.1
     broken_since: float | None = None
     while True:
-        channel = open_channel(address)
         try:
-            _play_stream(channel, session, metadata, hello)
+            _play_stream(dial.channel(address), session, metadata, hello)
             return session.result
         except _StreamBroken as broken:
+            dial.close()  # dial again on a new connection
             code, progress = broken.code, broken.progress
             reason = f"{code.name if code else 'closed'}: {broken.details}"
             if code is not None and code not in RETRYABLE:
                 raise BotError(reason, code) from None
         finally:
-            channel.close()
+            if own:
+                dial.close()
         now = time.monotonic()
         if progress or broken_since is None:
             broken_since, delay = now, 0.1

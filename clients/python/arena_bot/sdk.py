@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterable
 
 from arena_bot.lobby import LobbyResult, run_lobby
-from arena_bot.match import Bot, BotError, Decide, MatchResult, run_bot
+from arena_bot.match import Bot, BotError, Decide, Dialer, MatchResult, run_bot
 from arena_bot.v1 import arena_pb2
 
 __all__ = ["main"]
@@ -69,33 +69,39 @@ def play_sequence(
     This is how a ladder's persistent bot process plays match after match: the ladder writes a
     line with a new seat token when it seats the process at its next match, and closes the
     input when it has no more. A blank line is skipped; a line that is not a JSON object of
-    strings is a `BotError`."""
+    strings is a `BotError`. The matches are played on one channel while the address stays the same
+    (`Dialer`): a new connection per match cost more than a short match's decisions."""
     results: list[MatchResult] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            update = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise BotError(f"a match line that is not JSON: {error}") from None
-        if not isinstance(update, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in update.items()
-        ):
-            raise BotError("a match line must be a JSON object of strings")
-        os.environ.update(update)
-        if new_match is not None:
-            new_match()
-        result = run_bot(
-            decide,
-            address=os.environ.get("ARENA_ADDRESS"),
-            token=os.environ.get("ARENA_TOKEN"),
-            name=name,
-            version=version,
-            reconnect_seconds=reconnect_seconds,
-        )
-        results.append(result)
-        summary = f"{result.termination or 'over'}; seat {result.seat}; scores {result.scores}"
-        print(f"{name}: {summary}", file=sys.stderr, flush=True)
+    dialer = Dialer()
+    try:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                update = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BotError(f"a match line that is not JSON: {error}") from None
+            if not isinstance(update, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in update.items()
+            ):
+                raise BotError("a match line must be a JSON object of strings")
+            os.environ.update(update)
+            if new_match is not None:
+                new_match()
+            result = run_bot(
+                decide,
+                address=os.environ.get("ARENA_ADDRESS"),
+                token=os.environ.get("ARENA_TOKEN"),
+                name=name,
+                version=version,
+                reconnect_seconds=reconnect_seconds,
+                dialer=dialer,
+            )
+            results.append(result)
+            summary = f"{result.termination or 'over'}; seat {result.seat}; scores {result.scores}"
+            print(f"{name}: {summary}", file=sys.stderr, flush=True)
+    finally:
+        dialer.close()
     return results
 
 
