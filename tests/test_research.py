@@ -178,7 +178,7 @@ def walk(variant: str, options: dict[str, str], seed: int, observe_every: int) -
     seat's view, for every seat, every `observe_every`-th decision (1: at each one; more: each
     tensor catches up over several steps); the masks at each decision."""
     state = Match(find_variant(variant, options), seed, 1).start_deal()
-    tensors = spaces.DealObservations(state)
+    tensors = spaces.deal_observations(state)
     rng = random.Random(seed)
     decisions = 0
     while True:

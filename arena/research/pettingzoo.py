@@ -234,7 +234,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
 
     def _new_deal(self, state: DealState) -> None:
         self.state = state
-        self.observations = spaces.DealObservations(state)
+        self.observations = spaces.deal_observations(state)
 
     def _select(self) -> None:
         """The agent to act, after finishing the deals that are over: the one just played out, or
