@@ -39,6 +39,7 @@ COMPILED = [
     "arena/engine/views.py",
     "arena/protocol.py",
     "arena/research/layout.py",
+    "arena/research/loop.py",
     "arena/research/tensors.py",
 ]
 GROUP = "arena.engine._native"
