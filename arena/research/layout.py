@@ -85,16 +85,13 @@ def _action_table() -> tuple[Action, ...]:
 ACTIONS: Final = _action_table()
 """`ACTIONS[i]` is the engine action of index i."""
 ACTION_INDEX: Final[dict[Action, int]] = {a: i for i, a in enumerate(ACTIONS)}
-# By address over 16 (ACTIONS keeps them alive): distinct live objects of 16 bytes or more have
-# distinct keys, and the keys' low bits vary, which the dict's hash (the int itself) needs: whole
-# addresses, all multiples of 16, collided in a few of its slots and cost several probes a lookup.
-_BY_ID: Final[dict[int, int]] = {id(a) >> 4: i for i, a in enumerate(ACTIONS)}
+_BY_ID: Final[dict[int, int]] = {id(a): i for i, a in enumerate(ACTIONS)}  # ACTIONS holds them all
 assert len(ACTIONS) == NUM_ACTIONS == len(ACTION_INDEX)
 
 
 def action_index(action: Action) -> int:
     """The index of an engine action; a `KeyError` naming it if the space lacks it."""
-    index = _BY_ID.get(id(action) >> 4, -1)  # no hashing of the tuple for the engine's own actions
+    index = _BY_ID.get(id(action), -1)  # no hashing of the tuple for the engine's own actions
     if index >= 0:
         return index
     try:
