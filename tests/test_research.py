@@ -194,6 +194,11 @@ def walk(variant: str, options: dict[str, str], seed: int, observe_every: int) -
             assert np.flatnonzero(mask).tolist() == (
                 sorted(spaces.action_index(a) for a in legal) if seat == state.turn else []
             )
+            observed = tensors.observe(seat)  # the environment's `last()`: both, fresh arrays
+            assert np.array_equal(observed["action_mask"], mask)
+            assert np.array_equal(observed["observation"], tensors.row(seat))
+            observed["observation"][:] = np.nan  # a caller changing it leaves the kept row alone
+            assert not np.isnan(tensors.row(seat)).any()
         state.apply(rng.choice(legal))
         decisions += 1
 
