@@ -23,8 +23,9 @@ from setuptools.command.build_ext import build_ext
 # engine: protocol.py, the referee's encoder of decision requests (about half the instructions per
 # request compiled).  The replay check (arena/replay) compiles too, but ran no faster: its time is in
 # str and json methods that are C already (docs/REPLAYS.md, "Speed").  The research extra's
-# observation tensors (arena/research/tensors.py and the tables it reads): they run at every step of
-# the environment; plain Python without numpy, which a build need not have (docs/RESEARCH.md).
+# observation tensors (arena/research/tensors.py and the tables it reads) and the per-step methods of
+# its PettingZoo environment (loop.py): they run at every step of the environment; plain Python
+# without numpy or PettingZoo, which a build need not have (docs/RESEARCH.md).
 COMPILED = [
     "arena/engine/actions.py",
     "arena/engine/combos.py",
@@ -39,6 +40,7 @@ COMPILED = [
     "arena/engine/views.py",
     "arena/protocol.py",
     "arena/research/layout.py",
+    "arena/research/loop.py",
     "arena/research/tensors.py",
 ]
 GROUP = "arena.engine._native"

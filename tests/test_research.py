@@ -178,7 +178,7 @@ def walk(variant: str, options: dict[str, str], seed: int, observe_every: int) -
     seat's view, for every seat, every `observe_every`-th decision (1: at each one; more: each
     tensor catches up over several steps); the masks at each decision."""
     state = Match(find_variant(variant, options), seed, 1).start_deal()
-    tensors = spaces.DealObservations(state)
+    tensors = spaces.deal_observations(state)
     rng = random.Random(seed)
     decisions = 0
     while True:
@@ -194,6 +194,11 @@ def walk(variant: str, options: dict[str, str], seed: int, observe_every: int) -
             assert np.flatnonzero(mask).tolist() == (
                 sorted(spaces.action_index(a) for a in legal) if seat == state.turn else []
             )
+            observed = tensors.observe(seat)  # the environment's `last()`: both, fresh arrays
+            assert np.array_equal(observed["action_mask"], mask)
+            assert np.array_equal(observed["observation"], tensors.row(seat))
+            observed["observation"][:] = np.nan  # a caller changing it leaves the kept row alone
+            assert not np.isnan(tensors.row(seat)).any()
         state.apply(rng.choice(legal))
         decisions += 1
 

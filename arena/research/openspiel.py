@@ -242,7 +242,7 @@ class GrosstarockObserver:
             return
         observations = self._observations
         if observations is None or observations.state is not state.deal:
-            observations = self._observations = spaces.DealObservations(state.deal)
+            observations = self._observations = spaces.deal_observations(state.deal)
         self.tensor[: spaces.OBS_SIZE] = observations.row(player)  # copied here: no fresh array
         if self.perfect_recall:
             for card in state.dealt_hand(player):

@@ -20,7 +20,6 @@ included, at its end) and ``render_mode`` (``human`` prints, ``ansi`` returns).
 
 from __future__ import annotations
 
-import operator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,13 +27,12 @@ import numpy.typing as npt
 from gymnasium import spaces as gym_spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
-from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
 from arena.engine import DealState, Match, find_variant
 
 from . import spaces
-from .spaces import ACTIONS, NUM_ACTIONS
+from .loop import DealLoop, OrderChecks
 
 ObsDict = dict[str, npt.NDArray[Any]]
 
@@ -44,41 +42,31 @@ def env(variant: str = "grosstarock", **options: Any) -> AECEnv:
     return OrderEnforcing(raw_env(variant, **options))
 
 
-class OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
-    """PettingZoo's `OrderEnforcingWrapper`, with the attributes a training loop reads at every step
-    (through `agent_iter` and `last`) as properties.
+class OrderEnforcing(OrderChecks, wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
+    """PettingZoo's `OrderEnforcingWrapper`, with the calls of every step (`agent_iter`'s `__next__`,
+    `last`, `step`) compiled (`loop.OrderChecks`) and the attributes a training loop reads as
+    properties.
 
-    The wrapper PettingZoo ships finds them with `__getattr__`, which Python calls only after the
-    ordinary lookup failed and raised an `AttributeError`: several of those per step cost more than
-    the engine's whole step (docs/RESEARCH.md, "Throughput"). The properties answer at once, with the
-    same check: an `AttributeError` before `reset`.
+    The wrapper PettingZoo ships goes through a chain of Python calls per step (its method,
+    `BaseWrapper`'s) and finds attributes with `__getattr__`, which Python calls only after the
+    ordinary lookup failed and raised an `AttributeError`: together they cost more than the engine's
+    whole step (docs/RESEARCH.md, "Throughput"). Here each is one call into `raw_env`, with the same
+    checks: an `AttributeError` or PettingZoo's `AssertionError` before `reset`.
     """
+
+    def __init__(self, env: raw_env) -> None:
+        wrappers.OrderEnforcingWrapper.__init__(self, env)
+
+    def _error(self, method: str) -> None:
+        if method == "agent_iter":
+            EnvLogger.error_agent_iter_before_reset()
+        EnvLogger.error_step_before_reset()
+
+    def _warn_finished(self) -> None:
+        EnvLogger.warn_step_after_terminated_truncated()
 
     def _before_reset(self, name: str) -> AttributeError:
         return AttributeError(f"{name} cannot be accessed before reset")
-
-    # The three calls of every step, each one Python call into `raw_env` instead of PettingZoo's
-    # chain (the wrapper's method, `BaseWrapper`'s, the properties), with the same checks.
-
-    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
-        if not self._has_reset:
-            EnvLogger.error_agent_iter_before_reset()
-        return OrderedAgents(self, max_iter)
-
-    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
-        if not self._has_reset:
-            raise self._before_reset("agent_selection")
-        last: tuple[ObsDict | None, float, bool, bool, dict[str, Any]] = self.env.last(observe)
-        return last
-
-    def step(self, action: int | None) -> None:
-        if not self._has_reset:
-            EnvLogger.error_step_before_reset()
-        self._has_updated = True
-        if not self.env.agents:
-            EnvLogger.warn_step_after_terminated_truncated()
-        else:
-            self.env.step(action)
 
     @property
     def agent_selection(self) -> str:
@@ -127,37 +115,12 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
         return rewards
 
 
-class OrderedAgents(AECIterable):  # type: ignore[misc]
-    """`OrderEnforcing.agent_iter()`: PettingZoo's order-enforcing iterator in one Python call a step."""
-
-    def __iter__(self) -> AECIterator:
-        return OrderedAgentIterator(self.env, self.max_iter)
-
-
-class OrderedAgentIterator(AECIterator):  # type: ignore[misc]
-    """The agent to act, while there are agents; asserts a `step` or `reset` since the last one
-    (PettingZoo's `AECOrderEnforcingIterator`), reading the wrapped environment directly."""
-
-    def __init__(self, wrapper: OrderEnforcing, max_iter: int) -> None:
-        self.env = wrapper
-        self.inner = wrapper.env
-        self.iters_til_term = max_iter
-
-    def __next__(self) -> str:
-        inner = self.inner
-        if not inner.agents or self.iters_til_term <= 0:
-            raise StopIteration
-        self.iters_til_term -= 1
-        wrapper = self.env
-        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        wrapper._has_updated = False
-        return str(inner.agent_selection)
-
-
 RENDER_MODES = ("human", "ansi")
 
 
-class raw_env(AECEnv):  # type: ignore[misc]
+class raw_env(DealLoop, AECEnv):  # type: ignore[misc]
+    """The environment; its per-step methods (`agent_iter`, `last`, `step`) are `loop.DealLoop`'s."""
+
     metadata: ClassVar[dict[str, Any]] = {
         "render_modes": list(RENDER_MODES),
         "name": "grosstarock_arena_v0",
@@ -197,9 +160,6 @@ class raw_env(AECEnv):  # type: ignore[misc]
         self._seed_rng: np.random.Generator | None = None
         self._seed_of_rng: int | None = None
         self.match: Match | None = None
-        self.state: DealState | None = None
-        self.observations: spaces.DealObservations | None = None
-        self._rewarded = False  # the last step gave rewards: the next one clears them
 
     def observation_space(self, agent: str) -> gym_spaces.Space[Any]:
         return self._observation_space
@@ -234,7 +194,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
 
     def _new_deal(self, state: DealState) -> None:
         self.state = state
-        self.observations = spaces.DealObservations(state)
+        self.observations = spaces.deal_observations(state)
 
     def _select(self) -> None:
         """The agent to act, after finishing the deals that are over: the one just played out, or
@@ -249,46 +209,8 @@ class raw_env(AECEnv):  # type: ignore[misc]
         assert self.observations is not None
         return self.observations.observe(self.agent_name_mapping[agent])
 
-    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict[str, Any]]:
-        """PettingZoo's `AECEnv.last`, with `observe` inlined (one Python call less per step)."""
-        agent = self.agent_selection
-        observations = self.observations
-        assert observations is not None
-        return (
-            observations.observe(self.agent_name_mapping[agent]) if observe else None,
-            self._cumulative_rewards[agent],
-            self.terminations[agent],
-            self.truncations[agent],
-            self.infos[agent],
-        )
-
-    def step(self, action: int | None) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        try:
-            index = operator.index(action)  # type: ignore[arg-type]
-        except TypeError:
-            raise ValueError(f"action {action!r} is not an index of the action space") from None
-        if not 0 <= index < NUM_ACTIONS:
-            raise ValueError(f"action {index} is outside the action space (0…{NUM_ACTIONS - 1})")
-        state = self.state
-        assert state is not None
-        self._cumulative_rewards[agent] = 0.0
-        if self._rewarded:  # rewards are rare (the end of a deal): cleared in place, only after one
-            for name in self.rewards:
-                self.rewards[name] = 0.0
-            self._rewarded = False
-        state.apply(ACTIONS[index])
-        if state.turn is None:
-            self._select()
-        else:
-            self.agent_selection = self.possible_agents[state.turn]
-        if self._rewarded:
-            self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
+    def _was_dead_step(self, action: object) -> None:
+        AECEnv._was_dead_step(self, action)
 
     def _finish_deal(self) -> bool:
         """Score the deal that is over and start the next one; True when the match is over."""

@@ -13,7 +13,8 @@ module re-exports them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +48,7 @@ from .layout import (
     SUITS,
     action_index,
 )
-from .tensors import SeatTensor, mark_legal
+from .tensors import DealObservations
 
 __all__ = [
     "ACTIONS",
@@ -76,6 +77,7 @@ __all__ = [
     "SUITS",
     "DealObservations",
     "action_index",
+    "deal_observations",
     "encode_observation",
     "index_of_text",
     "legal_mask",
@@ -211,59 +213,10 @@ def card_name(index: int) -> str:
 # ----------------------------------------------------------------------------- the fast path from a state
 
 
-class DealObservations:
-    """Every seat's observation tensor of one deal and the mask of the seat to act, as numpy arrays.
-
-    Each seat's tensor is a `tensors.SeatTensor` writing into its own row, brought up to date only
-    when that seat's tensor is asked for and the deal moved on since (its history grew).
-    `observation`, `mask` and `observe` return fresh arrays, which the caller may keep or change;
-    `row` returns the kept row itself, valid until the deal moves on, for a caller that copies it.
-    """
-
-    def __init__(self, state: DealState) -> None:
-        self.state = state
-        self._rows = [np.zeros(OBS_SIZE, np.float32) for _ in range(state.seats)]
-        self._tensors = [
-            SeatTensor(state, seat, cast("memoryview[float]", row.data))
-            for seat, row in enumerate(self._rows)
-        ]
-        self._synced = [len(state.history)] * state.seats
-
-    def row(self, seat: int) -> npt.NDArray[np.float32]:
-        """`encode_observation(observation(state, seat))`, the kept row: not to be changed or kept."""
-        moves = len(self.state.history)
-        if moves != self._synced[seat]:
-            self._tensors[seat].sync()
-            self._synced[seat] = moves
-        return self._rows[seat]
-
-    def observation(self, seat: int) -> npt.NDArray[np.float32]:
-        """`encode_observation(observation(state, seat))`."""
-        return self.row(seat).copy()
-
-    def mask(self, seat: int) -> npt.NDArray[np.int8]:
-        """The legal-action mask of `seat`: all zeros unless it is to act."""
-        mask = np.zeros(NUM_ACTIONS, np.int8)
-        if seat == self.state.turn:
-            mark_legal(mask.data, self.state.legal_actions())
-        return mask
-
-    def observe(self, seat: int) -> dict[str, npt.NDArray[Any]]:
-        """The environment's observation of `seat`: `{"observation": ..., "action_mask": ...}`.
-
-        `observation` and `mask` in one call: this runs at every step of a training loop, where
-        each Python call costs about as much as the engine's own work (docs/RESEARCH.md).
-        """
-        state = self.state
-        moves = len(state.history)
-        if moves != self._synced[seat]:
-            self._tensors[seat].sync()
-            self._synced[seat] = moves
-        mask = _zeros(NUM_ACTIONS, _INT8)
-        if seat == state.turn:
-            mark_legal(mask.data, state.legal_actions())
-        return {"observation": self._rows[seat].copy(), "action_mask": mask}
-
-
-_zeros = np.zeros
-_INT8 = np.int8
+def deal_observations(state: DealState) -> DealObservations:
+    """Every seat's kept observation tensor of `state`'s deal and the mask of the seat to act
+    (`tensors.DealObservations`), as numpy arrays: float32 rows of `OBS_SIZE`, int8 masks of
+    `NUM_ACTIONS`."""
+    return DealObservations(
+        state, partial(np.zeros, OBS_SIZE, np.float32), partial(np.zeros, NUM_ACTIONS, np.int8)
+    )

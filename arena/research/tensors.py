@@ -14,12 +14,14 @@ comparison, nearly free when nothing changed); one-hot entries (whose turn, the 
 partner) by the index last written; counts by the value last written.
 
 Plain Python without numpy: mypyc compiles it with the engine (setup.py), in a build that has no
-numpy; the rows are memoryviews of float32 arrays the caller owns (`spaces.DealObservations`).
+numpy; the arrays are made by functions the caller gives (`spaces.deal_observations`), and written
+through their memoryviews.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from arena.engine import Action, Card, DealState
 from arena.engine.views import known_partner
@@ -305,6 +307,50 @@ class SeatTensor:
             if slot != -2:
                 self.row[PARTNER + slot + 1] = 1.0
             self.partner = slot
+
+
+class DealObservations:
+    """Every seat's observation tensor of one deal and the mask of the seat to act, as arrays.
+
+    Each seat's tensor is a `SeatTensor` writing into its own row (a float32 array of `OBS_SIZE`
+    zeros from `new_row`), brought up to date only when that seat's tensor is asked for and the
+    deal moved on since (its history grew). `observation`, `mask` and `observe` return fresh
+    arrays (the row's `copy()`, a mask from `new_mask`: int8 zeros of `NUM_ACTIONS`), which the
+    caller may keep or change; `row` returns the kept row itself, valid until the deal moves on,
+    for a caller that copies it. Compiled, so that a training loop's `last()` makes one call into
+    C for the whole observation (docs/RESEARCH.md, "Throughput").
+    """
+
+    def __init__(self, state: DealState, new_row: Callable[[], Any], new_mask: Callable[[], Any]) -> None:
+        self.state = state
+        self.new_mask = new_mask
+        self.rows: list[Any] = [new_row() for _ in range(state.seats)]
+        self.tensors = [SeatTensor(state, seat, row.data) for seat, row in enumerate(self.rows)]
+        self.synced = [len(state.history)] * state.seats
+
+    def row(self, seat: int) -> Any:
+        """`encode_observation(observation(state, seat))`, the kept row: not to be changed or kept."""
+        moves = len(self.state.history)
+        if moves != self.synced[seat]:
+            self.tensors[seat].sync()
+            self.synced[seat] = moves
+        return self.rows[seat]
+
+    def observation(self, seat: int) -> Any:
+        """`encode_observation(observation(state, seat))`, a fresh array."""
+        return self.row(seat).copy()
+
+    def mask(self, seat: int) -> Any:
+        """The legal-action mask of `seat`, a fresh array: all zeros unless it is to act."""
+        mask = self.new_mask()
+        state = self.state
+        if seat == state.turn:
+            mark_legal(mask.data, state.legal_actions())
+        return mask
+
+    def observe(self, seat: int) -> dict[str, Any]:
+        """The environment's observation of `seat`: `{"observation": ..., "action_mask": ...}`."""
+        return {"observation": self.row(seat).copy(), "action_mask": self.mask(seat)}
 
 
 def mark_legal(mask: memoryview, legal: list[Action]) -> None:
