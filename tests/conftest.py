@@ -1,5 +1,6 @@
 """Fixtures shared by the test modules."""
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,12 @@ from postgres import postgres_db, postgres_server, postgres_url
 from arena.standing.store import Store
 
 __all__ = ["any_store", "postgres_db", "postgres_server", "postgres_url"]
+
+# A shell starts a background job (`pytest &`, `nohup ... &`) with Ctrl-C ignored, and every child
+# inherits that: the tests that stop a server or a bot with SIGINT would then wait out their
+# timeouts. Ctrl-C is given back its usual meaning, for this process and so for its children.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
