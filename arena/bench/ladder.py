@@ -15,9 +15,10 @@ every match, results written to a scratch database as each match ends):
 4. the example ladder in short matches once more in each way of running it: per-match
    processes, persistent processes, and (with the [ray] extra) persistent processes on a local
    Ray with 1 worker playing K matches at once and with 2 workers playing K/2 each (the same
-   matches in flight): deals per second between the first and the last match recorded (so
-   Ray's start is not counted), each also as a ratio to the server bench's decisions per
-   second converted to deals (by the decisions per deal of the per-match run).
+   matches in flight): deals per second after the first wave of matches (`recorded_rate`: so
+   neither Ray's start nor the bots' first start-up is counted), each also as a ratio to the
+   server bench's decisions per second converted to deals (by the decisions per deal of the
+   per-match run).
 """
 
 from __future__ import annotations
@@ -147,19 +148,28 @@ async def steady_rate(config: LadderConfig, seconds: float, bar: str | None = No
     return window.rate
 
 
-def recorded_rate(database: Path) -> tuple[float, float]:
-    """(deals per second between the first and the last match recorded, decisions per deal)."""
+def recorded_rate(database: Path, slots: int) -> tuple[float, float]:
+    """(deals per second after the first wave, decisions per deal).
+
+    The first `slots` matches start together and end at about the same time: counted from the
+    first of them to end, their deals would arrive almost at once and inflate the rate by about
+    (slots - 1) / matches. So the rate counts the matches that end after the `slots`-th, over the
+    time from its end to the last one's: a wave of matches per slot later, the steady state (a
+    Ray's start and the bots' first start-up are left out with it). A ladder of no more matches
+    than slots has no such span: its rate is then its deals from the first match's start."""
     with sqlite3.connect(database) as conn:
         rows = conn.execute(
             "SELECT m.finished, m.decisions, "
-            "(SELECT COUNT(DISTINCT deal) FROM deals d WHERE d.match_seq = m.seq) "
+            "(SELECT COUNT(DISTINCT deal) FROM deals d WHERE d.match_seq = m.seq), m.started "
             "FROM matches m ORDER BY m.finished"
         ).fetchall()
     deals = sum(row[2] for row in rows)
     per_deal = sum(row[1] for row in rows) / deals if deals else 0.0
-    if len(rows) < 2:
+    if not rows:
         return 0.0, per_deal
-    return rate(sum(row[2] for row in rows[1:]), rows[-1][0] - rows[0][0]), per_deal
+    if len(rows) <= slots:
+        return rate(deals, rows[-1][0] - min(row[3] for row in rows)), per_deal
+    return rate(sum(row[2] for row in rows[slots:]), rows[-1][0] - rows[slots - 1][0]), per_deal
 
 
 def ray_installed() -> bool:
@@ -202,6 +212,7 @@ def play_mode(
     (in this process), the CPU per decision into `cpu` (CPU_KEYS)."""
     config = bench_config(base / mode, EXAMPLES, concurrency, deal_sets, deals)
     ray: RayOptions | None = None
+    slots = concurrency  # matches in flight at once
     if mode != "per_match":
         bots = tuple(dataclasses.replace(bot, processes="persistent") for bot in config.bots)
         config = dataclasses.replace(config, bots=bots)
@@ -213,6 +224,7 @@ def play_mode(
         workers = 1 if mode == "ray_1_worker" else 2
         config = dataclasses.replace(config, concurrency=math.ceil(concurrency / workers))
         ray = RayOptions(None, workers)
+        slots = workers * config.concurrency
     before = usage_of(resource.RUSAGE_SELF), usage_of(resource.RUSAGE_CHILDREN)
     summary = trio.run(partial(run_ladder, config, ray=ray))
     ladder_used = [b - a for a, b in zip(before[0], usage_of(resource.RUSAGE_SELF), strict=True)]
@@ -226,7 +238,7 @@ def play_mode(
             cpu["persistent_ladder_sys_ms"] = round(ladder_used[1] * 1000 / decisions, 3)
             cpu["persistent_bots_switches"] = round(bots_used[2] / decisions, 2)
             cpu["persistent_ladder_switches"] = round(ladder_used[2] / decisions, 2)
-    return recorded_rate(config.database)
+    return recorded_rate(config.database, slots)
 
 
 def bench_modes(
