@@ -613,3 +613,20 @@ def test_the_readme_example_runs(arenas: list[FakeArena], capsys: pytest.Capture
     out = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("seated at m-r") for line in out) == 10
     assert out[-1] == f"reg-name {[2] * 10} None"
+
+
+def test_a_one_seat_bot_does_not_import_the_lobby_until_it_is_used() -> None:
+    # A ladder starts a bot process per match: the lobby client is left out of its start-up.
+    code = (
+        "import sys, arena_bot, arena_bot.random_bot, arena_bot.heuristic_bot\n"
+        "assert 'arena_bot.lobby' not in sys.modules, 'imported at start-up'\n"
+        "from arena_bot import run_lobby\n"
+        "assert run_lobby.__module__ == 'arena_bot.lobby'\n"
+        "try:\n"
+        "    arena_bot.no_such_name\n"
+        "except AttributeError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "module 'arena_bot' has no attribute 'no_such_name'"

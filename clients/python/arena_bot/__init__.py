@@ -23,7 +23,8 @@ See README.md. The modules, each importing only those below it:
 * `arena_bot.v1`: the generated protocol modules (`arena_pb2`, `arena_pb2_grpc`).
 """
 
-from arena_bot.lobby import Lobby, LobbyError, LobbyResult, retry_after_ms, run_lobby
+from typing import TYPE_CHECKING, Any
+
 from arena_bot.match import (
     PROTOCOL_VERSION,
     Bot,
@@ -37,7 +38,22 @@ from arena_bot.match import (
 from arena_bot.sdk import main, play_sequence
 from arena_bot.v1 import arena_pb2
 
+if TYPE_CHECKING:
+    from arena_bot.lobby import Lobby, LobbyError, LobbyResult, retry_after_ms, run_lobby
+
 __version__ = "0.1.0"
+
+# The lobby's names are imported when first used (PEP 562): a bot that plays one seat, as a ladder
+# starts one per match, does not pay for importing the lobby client.
+_LOBBY_NAMES = frozenset({"Lobby", "LobbyError", "LobbyResult", "retry_after_ms", "run_lobby"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LOBBY_NAMES:
+        from arena_bot import lobby
+
+        return getattr(lobby, name)
+    raise AttributeError(f"module 'arena_bot' has no attribute {name!r}")
 
 __all__ = [
     "PROTOCOL_VERSION",

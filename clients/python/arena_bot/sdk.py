@@ -28,10 +28,13 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from arena_bot.lobby import LobbyResult, run_lobby
 from arena_bot.match import Bot, BotError, Decide, Dialer, MatchResult, run_bot
 from arena_bot.v1 import arena_pb2
+
+if TYPE_CHECKING:  # the lobby is imported when it is used: every bot process starts a little sooner
+    from arena_bot.lobby import LobbyResult
 
 __all__ = ["main"]
 
@@ -208,6 +211,8 @@ def _main_lobby(
     decide: Decide | Bot, args: argparse.Namespace, version: str, default_name: str
 ) -> LobbyResult:
     """`main` in the standing arena: the lobby until it ends, a line per match, a summary."""
+    from arena_bot.lobby import run_lobby
+
     label = args.name or default_name
     printing = threading.Lock()
 
