@@ -22,6 +22,9 @@ def configure(level: int = logging.INFO) -> None:
     structlog.configure(
         processors=[*shared, *renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        # One write per line, its newline included: Python's stderr writes through, so `print`
+        # (PrintLogger) made two, and the lines of processes sharing a stderr (a ladder and its
+        # referee processes) ran together.
+        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )

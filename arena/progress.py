@@ -134,6 +134,6 @@ def route_logs(only: str | None = None, on: Console | None = None) -> None:
     stream = FileProxy(on, sys.stderr) if on.is_terminal else sys.stderr
     structlog.configure(
         processors=[_only(only), *processors] if only else processors,
-        logger_factory=structlog.PrintLoggerFactory(stream),  # type: ignore[arg-type]
+        logger_factory=structlog.WriteLoggerFactory(stream),  # type: ignore[arg-type]  # one write a line (arena.logs)
         cache_logger_on_first_use=False,
     )
