@@ -197,19 +197,39 @@ def test_the_report_has_the_standings_and_the_plots(crash_ladder: Ran, tmp_path:
 # --------------------------------------------------------------------------- SIGKILL and resume
 
 
-def bot_processes_dialling(address: str) -> list[int]:
-    """Processes whose environment points them at `address` (the bots of one ladder run)."""
+def started_at(pid: int) -> int:
+    """When process `pid` started, in clock ticks since boot (/proc/PID/stat, field 22)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+def bot_processes_dialling(address: str, since: int = 0) -> list[int]:
+    """Processes started at or after `since` (clock ticks since boot) whose environment points them
+    at `address` (the bots of one ladder run). `since` keeps out a process of an earlier test that
+    dialled a server which had the same port before this one."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
+            if f"ARENA_ADDRESS={address}".encode() in environ and started_at(int(entry.name)) >= since:
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
             continue
-        if f"ARENA_ADDRESS={address}".encode() in environ:
-            found.append(int(entry.name))
     return found
+
+
+def describe(pids: list[int]) -> list[str]:
+    """Each process's state and command line, for a failure message."""
+    said = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            state, command = "gone", ""
+        said.append(f"{pid} {state} {command}")
+    return said
 
 
 def referee_processes(parent: int) -> list[int]:
@@ -238,6 +258,7 @@ def test_a_ladder_killed_with_sigkill_resumes_without_losing_or_repeating_a_matc
     db = tmp_path / "ladder.sqlite"
     errors = (tmp_path / "first.log").open("w")
     first = subprocess.Popen([sys.executable, "-m", "arena", "ladder", "run", str(path)], stderr=errors)
+    since = started_at(first.pid)
     try:
         deadline = time.monotonic() + 120
         recorded = 0
@@ -270,14 +291,14 @@ def test_a_ladder_killed_with_sigkill_resumes_without_losing_or_repeating_a_matc
     # The killed run's referees and bots died with it (parent-death signal) instead of dialling
     # a dead server.
     def left() -> list[int]:
-        return [pid for a in addresses for pid in bot_processes_dialling(a)] + [
+        return [pid for a in addresses for pid in bot_processes_dialling(a, since)] + [
             pid for pid in children if Path(f"/proc/{pid}").exists()
         ]
 
     deadline = time.monotonic() + 5
     while left() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert left() == []
+    assert describe(left()) == []
     # A database left by a killed run can be read as it is.
     standings = arena("ladder", "standings", db, "--json")
     assert standings.returncode == 0, standings.stderr
