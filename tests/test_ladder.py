@@ -220,14 +220,15 @@ def bot_processes_dialling(address: str, since: int = 0) -> list[int]:
 
 
 def describe(pids: list[int]) -> list[str]:
-    """Each process's state and command line, for a failure message."""
+    """Each process's state and command line, for a failure message; one that has ended meanwhile
+    is left out."""
     said = []
     for pid in pids:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
-            state, command = "gone", ""
+            continue
         said.append(f"{pid} {state} {command}")
     return said
 
