@@ -31,6 +31,8 @@ import os
 import subprocess
 import tempfile
 import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ from typing import Any
 import trio
 
 from ..engine import find_variant
+from ..live import Hub
 from ..referee.runner import MatchRunner
 from ..server.app import serve
 from ..standing.store import Store
@@ -83,24 +86,58 @@ def bench_web(
 
 
 async def _bench(matches: int, viewers: int, seconds: float, rounds: int, frame_s: float) -> WebBench:
-    variant = find_variant("grosstarock")
-    with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
+    async with site_with_matches(
+        matches, lambda hub, store: Site(hub, store, frame_s=frame_s), "arena-bench-web-"
+    ) as (runners, http_port, tmp):
+        await trio.sleep(0.5)  # warm up
+        paths = [f"/api/matches/{runners[i % matches].match_id}/live" for i in range(viewers)]
+        result = await _windows(runners, paths, http_port, seconds, rounds, tmp)
+    return WebBench(matches=matches, viewers=viewers, frame_s=frame_s, **result)
+
+
+@asynccontextmanager
+async def site_with_matches(
+    matches: int, make_site: Callable[[Hub, Store], Site], prefix: str
+) -> AsyncIterator[tuple[list[MatchRunner], int, Path]]:
+    """A referee server and its site (`make_site`) in this process on loopback ports, playing
+    `matches` grosstarock matches of quick bots (in one other process) until the block ends:
+    (the matches' runners, the site's port, a scratch directory)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         store = Store(str(Path(tmp) / "arena.db"))
         try:
             async with trio.open_nursery() as nursery:
                 hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
-                http_port = await nursery.start(serve_site, Site(hub, store, frame_s=frame_s), "127.0.0.1", 0)
+                http_port = await nursery.start(serve_site, make_site(hub, store), "127.0.0.1", 0)
                 # Its stdin stays open (and unwritten) for the whole run: at its end the bots stop.
-                runners, players = await start_quick_matches(hub, port, matches, variant, Path(tmp))
-                await trio.sleep(0.5)  # warm up
-                paths = [f"/api/matches/{runners[i % matches].match_id}/live" for i in range(viewers)]
-                result = await _windows(runners, paths, http_port, seconds, rounds, Path(tmp))
-                players.kill()
-                await players.wait()
-                nursery.cancel_scope.cancel()
+                runners, players = await start_quick_matches(
+                    hub, port, matches, find_variant("grosstarock"), Path(tmp)
+                )
+                try:
+                    yield runners, http_port, Path(tmp)
+                finally:
+                    players.kill()
+                    await players.wait()
+                    nursery.cancel_scope.cancel()
         finally:
             store.close()
-    return WebBench(matches=matches, viewers=viewers, frame_s=frame_s, **result)
+
+
+async def start_viewers(http_port: int, paths: list[str], tmp: Path) -> tuple[trio.Process, _Lines]:
+    """The viewers' process (`VIEWERS`), once it says that every viewer is connected: the process,
+    and its output's lines (each window's counts come back on it after a `stop` line)."""
+    spec = {"host": "127.0.0.1", "port": http_port, "paths": paths}
+    process = await trio.lowlevel.open_process(
+        driver_command(VIEWERS, spec, tmp / "spec-view.json"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    lines = _Lines(process.stdout)
+    with trio.fail_after(90):
+        line = await lines.next()
+    if not line.startswith("connected"):
+        raise RuntimeError(f"the viewers did not connect: {line!r}")
+    return process, lines
 
 
 async def _windows(
@@ -121,18 +158,8 @@ async def _windows(
             sides[0].append(window)
             continue
         before = rss_kib()
-        spec = {"host": "127.0.0.1", "port": http_port, "paths": paths}
-        viewers = await trio.lowlevel.open_process(
-            driver_command(VIEWERS, spec, tmp / "spec-view.json"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert viewers.stdin is not None and viewers.stdout is not None
-        lines = _Lines(viewers.stdout)
-        with trio.fail_after(90):
-            line = await lines.next()
-        if not line.startswith("connected"):
-            raise RuntimeError(f"the viewers did not connect: {line!r}")
+        viewers, lines = await start_viewers(http_port, paths, tmp)
+        assert viewers.stdin is not None
         if not rss_per_viewer:
             rss_per_viewer = (rss_kib() - before) / len(paths)
         # The viewers' connections leave some 40 000 objects that outlive two collections: enough

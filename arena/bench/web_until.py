@@ -25,22 +25,17 @@ import logging
 import os
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import trio
 
-from ..engine import find_variant
+from ..live import Hub
 from ..logs import configure
-from ..server.app import serve
 from ..standing.store import Store
 from ..v1 import arena_pb2 as pb
-from ..web.app import Site, serve_site
+from ..web.app import Site
 from ..web.feed import ViewerClock
-from .common import driver_command
-from .server import start_quick_matches
-from .web import VIEWERS, _Lines
+from .web import site_with_matches, start_viewers
 
 MATCHES = 4
 EVENTS_PER_TICK = 195
@@ -96,60 +91,42 @@ async def _callgrind(*args: str) -> None:
 
 
 async def web_until(viewers: int, decisions: int, every: int = EVENTS_PER_TICK) -> list[dict[str, Any]]:
-    variant = find_variant("grosstarock")
-    with tempfile.TemporaryDirectory(prefix="arena-web-until-") as tmp:
-        store = Store(str(Path(tmp) / "arena.db"))
-        try:
-            async with trio.open_nursery() as nursery:
-                hub, port = await nursery.start(serve, "127.0.0.1", 0, Path(tmp))
-                site = Site(hub, store, ping_s=1e9)  # no keep-alives: the matches never wait
-                clock = site.clock = WorkClock()
-                ticker = Ticker(clock, every)
-                hub.match_watchers.append(lambda runner: runner.spectators.append(ticker))
-                http_port = await nursery.start(serve_site, site, "127.0.0.1", 0)
-                runners, players = await start_quick_matches(hub, port, MATCHES, variant, Path(tmp))
+    clock = WorkClock()
+    ticker = Ticker(clock, every)
 
-                def made() -> int:
-                    return sum(r.decisions for r in runners)
+    def make_site(hub: Hub, store: Store) -> Site:
+        site = Site(hub, store, ping_s=1e9)  # no keep-alives: the matches never wait
+        site.clock = clock
+        hub.match_watchers.append(lambda runner: runner.spectators.append(ticker))
+        return site
 
-                async def window(label: str) -> dict[str, Any]:
-                    start = made()
-                    while made() < start + decisions // 10:  # warm up, uncounted
-                        await trio.sleep(0.02)
-                    await _callgrind("-i", "on")
-                    first, events, ticks = made(), ticker.events, clock.ticks
-                    while made() < first + decisions:
-                        await trio.sleep(0.02)  # rarely: a count of work, not of waiting
-                    await _callgrind("-d", label)
-                    await _callgrind("-i", "off")
-                    done = {"decisions": made() - first, "events": ticker.events - events}
-                    return {"window": label, **done, "ticks": clock.ticks - ticks}
+    async with site_with_matches(MATCHES, make_site, "arena-web-until-") as (runners, http_port, tmp):
 
-                windows = [await window("zero1")]
-                spec = {
-                    "host": "127.0.0.1",
-                    "port": http_port,
-                    "paths": [f"/api/matches/{runners[i % MATCHES].match_id}/live" for i in range(viewers)],
-                }
-                process = await trio.lowlevel.open_process(
-                    driver_command(VIEWERS, spec, Path(tmp) / "spec-view.json"),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                )
-                assert process.stdin is not None and process.stdout is not None
-                lines = _Lines(process.stdout)
-                if not (await lines.next()).startswith("connected"):
-                    raise RuntimeError("the viewers did not connect")
-                windows.append(await window("viewers"))
-                await process.stdin.send_all(b"stop\n")
-                windows[-1]["received"] = json.loads(await lines.next())
-                await process.wait()
-                windows.append(await window("zero2"))
-                players.kill()
-                await players.wait()
-                nursery.cancel_scope.cancel()
-        finally:
-            store.close()
+        def made() -> int:
+            return sum(r.decisions for r in runners)
+
+        async def window(label: str) -> dict[str, Any]:
+            start = made()
+            while made() < start + decisions // 10:  # warm up, uncounted
+                await trio.sleep(0.02)
+            await _callgrind("-i", "on")
+            first, events, ticks = made(), ticker.events, clock.ticks
+            while made() < first + decisions:
+                await trio.sleep(0.02)  # rarely: a count of work, not of waiting
+            await _callgrind("-d", label)
+            await _callgrind("-i", "off")
+            done = {"decisions": made() - first, "events": ticker.events - events}
+            return {"window": label, **done, "ticks": clock.ticks - ticks}
+
+        windows = [await window("zero1")]
+        paths = [f"/api/matches/{runners[i % MATCHES].match_id}/live" for i in range(viewers)]
+        process, lines = await start_viewers(http_port, paths, tmp)
+        assert process.stdin is not None
+        windows.append(await window("viewers"))
+        await process.stdin.send_all(b"stop\n")
+        windows[-1]["received"] = json.loads(await lines.next())
+        await process.wait()
+        windows.append(await window("zero2"))
     return windows
 
 
