@@ -8,16 +8,26 @@ busy.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from types import SimpleNamespace
 
 import pytest
 import trio
 
-from arena.bench.web import bench_web
 from arena.bench.web_until import web_until
 
 
 def test_bench_web_measures_both_sides_with_live_viewers() -> None:
-    measured = bench_web(matches=2, viewers=6, seconds=1.5, rounds=1, frame_s=0.25)
+    # Through the command, as users run it: with --json its output is the JSON alone (the
+    # server runs in the bench's process; its log lines go to stderr, at warning level).
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "bench", "web", "--matches", "2", "--viewers", "6",
+         "--seconds", "1.5", "--rounds", "1", "--frame", "0.25", "--json"],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    measured = SimpleNamespace(**json.loads(proc.stdout))
     assert measured.windows == 4
     assert measured.decisions_per_s_0 > 0 and measured.decisions_per_s_n > 0
     assert measured.server_cpu_us_per_decision_0 > 0 and measured.server_cpu_us_per_decision_n > 0
@@ -34,7 +44,6 @@ def test_bench_web_measures_both_sides_with_live_viewers() -> None:
     # Each viewer was kept up to date the whole window: an update every frame or so.
     assert measured.viewer_updates_min >= 3, measured.viewer_updates_min
     assert measured.viewer_bytes_per_s > 0 and measured.viewers_process_cpu_share >= 0
-    json.dumps(measured.to_dict())
 
 
 def test_web_until_does_the_same_work_in_each_window_ticked_by_events() -> None:

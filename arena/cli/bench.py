@@ -392,8 +392,10 @@ def _cmd_bench_arena(args: argparse.Namespace) -> int:
 def _cmd_bench_web(args: argparse.Namespace) -> int:
     from ..bench.common import report
     from ..bench.web import bench_web
+    from ..logs import configure
     from ..web.feed import FRAME_S
 
+    configure(logging.WARNING)  # the numbers are the output (the server runs in this process)
     try:
         frame = FRAME_S if args.frame is None else args.frame
         measured = bench_web(args.matches, args.viewers, args.seconds, args.rounds, frame)
