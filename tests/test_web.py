@@ -10,6 +10,7 @@ watched live. Set ARENA_WEB_SCREENSHOTS=DIR to also save the four pages' screens
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -695,6 +696,59 @@ def test_a_viewer_wakes_once_a_frame_while_its_match_is_played_and_waits_for_an_
             assert waiting_on_the_feed() == 0
             await trio.sleep(0.5)
             assert len(sent) == 6 and b'"T9"' in sent[-1]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_beyond_the_sites_budget_of_updates_each_viewers_frame_grows() -> None:
+    """Up to `updates_per_s` × `frame_s` viewers each gets an update every `frame_s`; beyond,
+    every viewer's frame grows so that the site sends `updates_per_s` in all, and shrinks back
+    when they leave: watching costs the referee the same however many watch."""
+    clock = ViewerClock(frame_s=0.5, groups=2, updates_per_s=8)
+    ticks: list[list[float]] = []
+
+    async def viewer(task_status: trio.TaskStatus[trio.CancelScope]) -> None:
+        mine: list[float] = []
+        ticks.append(mine)
+        with trio.CancelScope() as scope:
+            group = clock.join()
+            try:
+                task_status.started(scope)
+                while True:
+                    mine.append(await clock.tick(group))
+            finally:
+                clock.leave()
+
+    def ticked(since: float, viewers: list[list[float]]) -> int:
+        return sum(t > since for mine in viewers for t in mine)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(clock.run)
+            few = [await nursery.start(viewer) for _ in range(4)]
+            assert clock.frame() == 0.5
+            await trio.sleep(10.1)
+            assert ticked(0.1, ticks) == 4 * 20  # each viewer every 0.5 s: 8 a second in all
+            more = [await nursery.start(viewer) for _ in range(12)]
+            assert clock.viewers == 16 and clock.frame() == 2.0
+            await trio.sleep(1.0)  # the ticks move onto the new step
+            since = trio.current_time()
+            await trio.sleep(10.0)
+            assert ticked(since, ticks) == 8 * 10  # 16 viewers, each every 2 s: still 8 a second
+            for mine in ticks:
+                gaps = {round(b - a, 6) for a, b in itertools.pairwise(mine) if a > since}
+                assert gaps == {2.0}
+            for scope in more:
+                scope.cancel()
+            await trio.sleep(0.01)
+            assert clock.viewers == 4 and clock.frame() == 0.5
+            await trio.sleep(2.09)  # the step in progress ends, then 0.5 s frames again
+            since = trio.current_time()
+            await trio.sleep(10.0)
+            assert ticked(since, ticks[:4]) == 4 * 20
+            for scope in few:
+                scope.cancel()
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -4,7 +4,8 @@ One process runs the referee server and the web site in one trio loop, as `arena
 --http` does. K matches of quick bots (`server_driver.py`, another process) play the whole
 time, as in `arena bench server`. The run alternates windows without viewers and windows
 with `viewers` live-table streams connected (`web_viewers.py`, a third process, spreading
-them over the K matches; each is sent an update every `frame_s`), in the order 0, N, N, 0
+them over the K matches; each is sent an update a frame: `frame_s`, or longer when N is more
+than the site's budget of `updates_per_s` allows, `viewer_frame_s`), in the order 0, N, N, 0
 (repeated `rounds` times) so that a drift of the machine's speed falls on both sides alike.
 Reported:
 
@@ -45,7 +46,7 @@ from ..referee.runner import MatchRunner
 from ..server.app import serve
 from ..standing.store import Store
 from ..web.app import Site, serve_site
-from ..web.feed import FRAME_S
+from ..web.feed import FRAME_S, UPDATES_PER_S
 from .common import Window, driver_command, ratio, rss_kib
 from .server import start_quick_matches
 
@@ -57,6 +58,8 @@ class WebBench:
     matches: int
     viewers: int
     frame_s: float
+    updates_per_s: float
+    viewer_frame_s: float
     seconds_per_window: float
     windows: int
     decisions_per_s_0: float
@@ -78,21 +81,36 @@ class WebBench:
 
 
 def bench_web(
-    matches: int = 4, viewers: int = 200, seconds: float = 10, rounds: int = 1, frame_s: float = FRAME_S
+    matches: int = 4,
+    viewers: int = 200,
+    seconds: float = 10,
+    rounds: int = 1,
+    frame_s: float = FRAME_S,
+    updates_per_s: float = UPDATES_PER_S,
 ) -> WebBench:
-    if matches < 1 or viewers < 1 or seconds <= 0 or rounds < 1 or frame_s <= 0:
-        raise ValueError("matches, viewers, seconds, rounds and the frame must be positive")
-    return trio.run(_bench, matches, viewers, seconds, rounds, frame_s)
+    if matches < 1 or viewers < 1 or seconds <= 0 or rounds < 1 or frame_s <= 0 or updates_per_s <= 0:
+        raise ValueError("matches, viewers, seconds, rounds, the frame and the budget must be positive")
+    return trio.run(_bench, matches, viewers, seconds, rounds, frame_s, updates_per_s)
 
 
-async def _bench(matches: int, viewers: int, seconds: float, rounds: int, frame_s: float) -> WebBench:
-    async with site_with_matches(
-        matches, lambda hub, store: Site(hub, store, frame_s=frame_s), "arena-bench-web-"
-    ) as (runners, http_port, tmp):
+async def _bench(
+    matches: int, viewers: int, seconds: float, rounds: int, frame_s: float, updates_per_s: float
+) -> WebBench:
+    def make_site(hub: Hub, store: Store) -> Site:
+        return Site(hub, store, frame_s=frame_s, updates_per_s=updates_per_s)
+
+    async with site_with_matches(matches, make_site, "arena-bench-web-") as (runners, http_port, tmp):
         await trio.sleep(0.5)  # warm up
         paths = [f"/api/matches/{runners[i % matches].match_id}/live" for i in range(viewers)]
         result = await _windows(runners, paths, http_port, seconds, rounds, tmp)
-    return WebBench(matches=matches, viewers=viewers, frame_s=frame_s, **result)
+    return WebBench(
+        matches=matches,
+        viewers=viewers,
+        frame_s=frame_s,
+        updates_per_s=updates_per_s,
+        viewer_frame_s=max(frame_s, viewers / updates_per_s),
+        **result,
+    )
 
 
 @asynccontextmanager

@@ -153,7 +153,18 @@ def register(commands: Any) -> None:
     bench.add_argument("--seconds", type=_window, default=10.0, metavar="S", help="per window")
     bench.add_argument("--rounds", type=positive_int, default=1, metavar="R", help="times 0, N, N, 0")
     bench.add_argument(
-        "--frame", type=_window, default=None, metavar="S", help="seconds between two updates to a viewer"
+        "--frame",
+        type=_window,
+        default=None,
+        metavar="S",
+        help="the least seconds between two updates to a viewer",
+    )
+    bench.add_argument(
+        "--updates-per-s",
+        type=_budget,
+        default=None,
+        metavar="U",
+        help="the site's budget of live updates a second, all viewers together (beyond it frames grow)",
     )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_web, parser=bench)
@@ -393,12 +404,13 @@ def _cmd_bench_web(args: argparse.Namespace) -> int:
     from ..bench.common import report
     from ..bench.web import bench_web
     from ..logs import configure
-    from ..web.feed import FRAME_S
+    from ..web.feed import FRAME_S, UPDATES_PER_S
 
     configure(logging.WARNING)  # the numbers are the output (the server runs in this process)
     try:
         frame = FRAME_S if args.frame is None else args.frame
-        measured = bench_web(args.matches, args.viewers, args.seconds, args.rounds, frame)
+        budget = UPDATES_PER_S if args.updates_per_s is None else args.updates_per_s
+        measured = bench_web(args.matches, args.viewers, args.seconds, args.rounds, frame, budget)
     except (RuntimeError, ValueError, OSError) as exc:
         raise CliError(str(exc)) from None
     report(measured.to_dict(), args.json, "the referee's decisions/s without (_0) and with (_n) live viewers")
@@ -410,6 +422,16 @@ def _default(variant: str, option: str) -> str | None:
 
     spec = OPTIONS.get(variant, {}).get(option)
     return spec.choices[0] if spec is not None else None
+
+
+def _budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of updates a second above 0, got {text!r}")
+    return value
 
 
 def _window(text: str) -> float:

@@ -40,7 +40,7 @@ from ..replay.verify import verify_replay
 from ..standing.service import StandingArena
 from ..standing.store import Store, UnknownBotError
 from . import data
-from .feed import FRAME_S, PING_S, Feeds, MatchFeed, ViewerClock
+from .feed import FRAME_S, PING_S, UPDATES_PER_S, Feeds, MatchFeed, ViewerClock
 
 log = structlog.get_logger()
 
@@ -67,6 +67,7 @@ class Site:
     connected: Callable[[], set[str]] = set
     send_timeout_s: float = SEND_TIMEOUT_S
     frame_s: float = FRAME_S
+    updates_per_s: float = UPDATES_PER_S
     ping_s: float = PING_S
     feeds: Feeds = field(init=False)
     clock: ViewerClock = field(init=False)
@@ -75,7 +76,7 @@ class Site:
 
     def __post_init__(self) -> None:
         self.feeds = Feeds(self.hub)
-        self.clock = ViewerClock(self.frame_s)
+        self.clock = ViewerClock(self.frame_s, updates_per_s=self.updates_per_s)
         self.history = data.RatingHistory(self.store, self.hub.replay_dir)
 
     async def db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -276,8 +277,15 @@ class LiveStream(Response):
         scope.cancel()  # the disconnect watcher
 
     async def _follow(self, send: Send) -> None:
+        clock = self.site.clock
+        group = clock.join()  # the clock counts its viewers: their number sets the frame
+        try:
+            await self._stream(send, group)
+        finally:
+            clock.leave()
+
+    async def _stream(self, send: Send, group: int) -> None:
         site, feed = self.site, self.feed
-        group = site.clock.group()
         snapshot = feed.snapshot()
         cursor = feed.end
         await send(_chunk(ServerSentEvent(data=snapshot, event="position").encode()))

@@ -5,7 +5,8 @@ same `pb.Event`s as the gRPC Spectate stream: played cards, bids, a discard with
 card). The runner calls `send` on the trio thread and it only appends to a list and wakes
 the viewers parked on an idle match: it never waits and never copies an event per viewer.
 Each viewer keeps only a cursor into that list. Viewers wake by groups on a shared clock
-(`ViewerClock`), each every `FRAME_S`, and the first one of a group's tick makes that tick's
+(`ViewerClock`), each every `FRAME_S` (longer when there are more viewers than the site's
+budget of updates a second, `UPDATES_PER_S`, allows), and the first one of a group's tick makes that tick's
 update, encoded once as the bytes of a server-sent event, which every viewer at the same
 cursor then sends as it is: the work per viewer per frame of a match in play is one wakeup
 and one socket write.
@@ -42,7 +43,12 @@ KEEP_ENDED = 500
 standing arena's are in its store as well, for good."""
 
 FRAME_S = 0.5
-"""The time between two updates to one viewer: many decisions make one update."""
+"""The time between two updates to one viewer, at least: many decisions make one update."""
+UPDATES_PER_S = 200
+"""The site's budget of live updates a second, all viewers together: beyond `FRAME_S` ×
+this many viewers, each one's frame grows (`ViewerClock.frame`), so that watching costs the
+referee the same however many watch. An update costs the server's trio thread some 100–300 µs
+(docs/ARENA.md, "Viewers against the referee"), so the budget is a few per cent of a core."""
 VIEWER_GROUPS = 10
 """Live viewers wake in this many groups spread over each frame (`ViewerClock`)."""
 PING_S = 15.0
@@ -51,26 +57,39 @@ they think) is sent a keep-alive comment, so that a proxy keeps its connection o
 
 
 class ViewerClock:
-    """When live viewers send their updates: each viewer every `frame_s`, the viewers dealt
-    round `groups` groups whose ticks are spread over the frame.
+    """When live viewers send their updates: each viewer once a frame, the viewers dealt
+    round `groups` groups whose ticks are spread over the frame. The frame is `frame_s`, or
+    longer when more viewers follow the clock than `updates_per_s` allows at that frame.
 
     One task keeps the time and, at a group's tick, wakes the group's parked viewers at once:
     trio runs them in one batch, and the first of them makes the update that the others at the
     same cursor send as it is. The referee waits for one group's writes at a time, never for
     every viewer's at once, and a viewer's wait is a parking lot's (no timer of its own)."""
 
-    def __init__(self, frame_s: float = FRAME_S, groups: int = VIEWER_GROUPS) -> None:
+    def __init__(
+        self, frame_s: float = FRAME_S, groups: int = VIEWER_GROUPS, updates_per_s: float = UPDATES_PER_S
+    ) -> None:
         self.frame_s = frame_s
         self.groups = groups
+        self.updates_per_s = updates_per_s
+        self.viewers = 0  # following the clock now (`join` to `leave`)
         self._lots = [trio.lowlevel.ParkingLot() for _ in range(groups)]
         self._ticks = [0.0] * groups  # each group's last tick (trio time): the frame's name
         self._dealt = 0
         self._wanted = trio.Event()
 
-    def group(self) -> int:
-        """The group of a new viewer."""
+    def join(self) -> int:
+        """A new viewer follows the clock: its group. `leave` when it stops."""
+        self.viewers += 1
         self._dealt += 1
         return self._dealt % self.groups
+
+    def leave(self) -> None:
+        self.viewers -= 1
+
+    def frame(self) -> float:
+        """The time between two updates to one viewer now."""
+        return max(self.frame_s, self.viewers / self.updates_per_s)
 
     async def tick(self, group: int) -> float:
         """Wait for the group's next tick; its time, the same for every viewer of the group."""
@@ -79,11 +98,13 @@ class ViewerClock:
         return self._ticks[group]
 
     async def run(self) -> None:
-        step = self.frame_s / self.groups
         while True:
             if not any(self._lots):  # nobody waits: sleep until a viewer does
                 self._wanted = trio.Event()
                 await self._wanted.wait()
+            # When the frame changes (viewers come or go) the ticks move onto the new step: a
+            # group may tick once early or late, and no viewer waits more than a frame or two.
+            step = self.frame() / self.groups
             tick = (math.floor(trio.current_time() / step) + 1) * step
             await trio.sleep_until(tick)
             group = round(tick / step) % self.groups
