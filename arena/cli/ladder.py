@@ -202,7 +202,8 @@ def _ray_options(parser: argparse.ArgumentParser) -> None:
 
 def _ray(args: argparse.Namespace) -> Any:
     """The --ray options, with Ray importable (else one line naming the extra), or None."""
-    from ..ladder.cluster import ClusterError, import_ray
+    from ..ladder.cluster import import_ray
+    from ..ladder.player import ClusterError
     from ..ladder.run import RayOptions
 
     if args.ray is None:
@@ -222,8 +223,8 @@ def _ray(args: argparse.Namespace) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     import trio
 
-    from ..ladder.cluster import ClusterError
     from ..ladder.config import LadderFileError, load_ladder
+    from ..ladder.player import ClusterError
     from ..ladder.run import run_ladder
     from ..ladder.store import StoreError
     from ..logs import configure
@@ -375,8 +376,8 @@ def _cmd_ab(args: argparse.Namespace) -> int:
 
     from ..engine import ConfigError, find_variant
     from ..ladder.ab import ABConfig, run_ab
-    from ..ladder.cluster import ClusterError
     from ..ladder.config import bot_from_text
+    from ..ladder.player import ClusterError
     from ..logs import configure
     from ..progress import route_logs
 

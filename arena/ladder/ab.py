@@ -28,8 +28,9 @@ from ..engine import Variant
 from ..ratings import mean_ci
 from ..referee.runner import MatchConfig
 from ..referee.seat import TimeControl
-from .cluster import ClusterError, RayPlayer
+from .cluster import RayPlayer
 from .config import BotSpec
+from .player import ClusterError
 from .run import RayOptions, dispatch, open_player
 from .schedule import ScheduledMatch, arrangements, deal_set_seed, match_key
 from .sprt import SPRT

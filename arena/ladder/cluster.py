@@ -1,10 +1,11 @@
 """A ladder's matches on a Ray cluster: `arena ladder run|ab --ray [ADDRESS]`.
 
-Each Ray worker is an actor (`MatchWorker`, one CPU) holding, on its node, a referee server on
-a loopback port and the bots of its matches (per-match or persistent processes), exactly as a
-local ladder does; it plays up to `concurrency` matches at once and returns each finished
-match as a `MatchRecord` with its replay log. The driver alone writes the database, one
-transaction per match as results arrive (`run.py`), and the replays into its replay directory.
+Each Ray worker is an actor (`MatchWorker`, one CPU) holding, on its node, a referee process
+(a referee server on a loopback port and the bots of its matches, per-match or persistent
+processes), the same unit as a local ladder's referee processes; it plays up to `concurrency`
+matches at once and returns each finished match as a `MatchRecord` with its replay log. The
+driver alone writes the database, one transaction per match as results arrive (`run.py`), and
+the replays into its replay directory.
 
 A worker that dies (its process killed, its node gone) fails the calls in flight on it: the
 driver sends those matches again, to the worker Ray restarts or to another; a match is
@@ -33,9 +34,9 @@ import structlog
 import trio
 
 from ..referee.runner import MatchConfig
-from ..server.app import serve
 from .config import BotSpec, local_bot
-from .player import MatchPlayer
+from .player import ClusterError
+from .referees import PoolError, RefereePool, referee_pool
 from .schedule import ScheduledMatch
 from .store import MatchRecord
 
@@ -47,11 +48,6 @@ RAY_MISSING = (
 MAX_ATTEMPTS = 5  # a match whose worker died is sent again, up to this many times in all
 # Never uploaded to the workers with the ladder's directory.
 EXCLUDES = [".git", ".venv", "venv", "node_modules", "__pycache__", "*.sqlite", "*.sqlite-*", "*.lock"]
-
-
-class ClusterError(Exception):
-    """The cluster cannot play the ladder: Ray missing, an unreachable address, a bot missing on
-    a worker, a match that failed on every worker. One line, for the command line."""
 
 
 @dataclass(frozen=True)
@@ -174,12 +170,23 @@ CAUSE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*:")
 
 
 class MatchWorker:
-    """The body of the Ray actor: a referee server and a `MatchPlayer` on a trio loop in a thread
-    of its own, which lives as long as the actor (the bots' parent-death signal belongs to it).
+    """The body of the Ray actor: on its node, one referee process (`arena.ladder.referees`, the
+    unit of a local ladder's pool: a referee server on a loopback port and the bots of its
+    matches), driven from a trio loop in a thread of the actor's own, which lives as long as the
+    actor (the referee's parent-death signal belongs to it).
+
+    The referee runs in a process of its own, not in the actor's: that process starts a session
+    of its own, as a local ladder's referees do, and Linux's scheduler (its autogroups, one per
+    session) gives each session its share of the cores. Ray starts its workers in the session
+    of whoever started Ray, so a referee inside the actor shared one share with every other
+    worker of the node, Ray's own processes and the driver, while each of its bots (a session
+    each) had a share of its own: the referees waited for the cores, and a ladder on Ray
+    played about a fifth slower than the same referees on the same machine without Ray
+    (docs/LADDER.md, "On a quiet machine").
 
     No `async def` among its methods: Ray would make it an asyncio actor and run `play`, which
     blocks until its match ends, on that actor's event loop, one match at a time. As a threaded
-    actor its `play` calls wait in Ray's threads while their matches run together on the loop."""
+    actor its `play` calls wait in Ray's threads while their matches run together."""
 
     def __init__(
         self, recipes: list[BotRecipe], match_config: Callable[[ScheduledMatch], MatchConfig]
@@ -189,19 +196,21 @@ class MatchWorker:
         # The node's id; the driver names it by address (`node_names`).
         self.node = ray.get_runtime_context().get_node_id()
         self.error: str | None = None
-        self.bots: dict[str, BotSpec] = {}
+        bots: list[BotSpec] = []
         for recipe in recipes:
             try:
-                self.bots[recipe.name] = recipe.build()
+                bots.append(recipe.build())
             except ValueError as exc:
                 self.error = f"on a Ray worker ({self.node[:8]}): {exc} (in {Path.cwd()})"
                 return
-        self.scratch = Path(tempfile.mkdtemp(prefix="arena-ray-"))
+        self.replay_dir = Path(tempfile.mkdtemp(prefix="arena-ray-")) / "replays"
         self.match_config = match_config
         self.ready = threading.Event()
-        self.player: MatchPlayer | None = None
+        self.pool: RefereePool | None = None
         self.token: trio.lowlevel.TrioToken | None = None
-        loop = threading.Thread(target=trio.run, args=(referee_loop, self), daemon=True, name="arena-referee")
+        loop = threading.Thread(
+            target=trio.run, args=(referee_loop, self, bots), daemon=True, name="arena-referee"
+        )
         loop.start()
         self.ready.wait()
 
@@ -211,31 +220,28 @@ class MatchWorker:
 
     def play(self, scheduled: ScheduledMatch) -> tuple[MatchRecord, str] | None:
         """Play one match; its record and replay log, or None when it failed in the referee."""
-        assert self.player is not None and self.token is not None
-        played = trio.from_thread.run(self.player.play, scheduled, trio_token=self.token)
-        path = played.runner.replay_path
-        if path is None:
+        assert self.pool is not None and self.token is not None
+        record = trio.from_thread.run(self.pool.play_record, scheduled, trio_token=self.token)
+        if record is None or record.replay is None:
             return None
+        path = self.replay_dir / record.replay
         text = path.read_text(encoding="utf-8")
         path.unlink(missing_ok=True)  # the driver keeps it
-        return played.record(), text
+        return record, text
 
 
-async def referee_loop(worker: MatchWorker) -> None:
-    """The worker's trio loop: its referee server and its `MatchPlayer`, for the actor's life."""
-    async with trio.open_nursery() as nursery:
-        hub, port = await nursery.start(serve, "127.0.0.1", 0, worker.scratch / "replays")
-        worker.player = MatchPlayer(
-            hub,
-            f"127.0.0.1:{port}",
-            worker.match_config,
-            worker.bots.__getitem__,
-            worker.scratch / "bot-logs",
-            node=worker.node,
-        )
-        worker.token = trio.lowlevel.current_trio_token()
+async def referee_loop(worker: MatchWorker, bots: list[BotSpec]) -> None:
+    """The worker's trio loop: its referee process, for the actor's life."""
+    try:
+        async with referee_pool(1, bots, worker.match_config, worker.replay_dir) as pool:
+            worker.pool = pool
+            worker.token = trio.lowlevel.current_trio_token()
+            worker.ready.set()
+            await trio.sleep_forever()
+    except PoolError as exc:
+        worker.error = f"on a Ray worker ({worker.node[:8]}): {exc}"
+    finally:
         worker.ready.set()
-        await trio.sleep_forever()
 
 
 def node_names(ray: Any) -> dict[str, str]:

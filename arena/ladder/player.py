@@ -27,6 +27,13 @@ from .store import MatchRecord
 
 log = structlog.get_logger(component="ladder")
 
+
+class ClusterError(Exception):
+    """The referees cannot play the ladder: on Ray, Ray missing, an unreachable address, a bot
+    missing on a worker, a match that failed on every worker; locally, a referee process that
+    cannot start or a match that failed in every one (`referees.PoolError`). One line, for the
+    command line."""
+
 EXIT_WAIT_S = 3.0  # after MatchEnd, for the bots to leave by themselves
 PROBE_S = 0.5  # after a persistent process's first match: does it exit (not reading its input)?
 

@@ -37,9 +37,8 @@ import trio
 
 from ..referee.runner import MatchConfig
 from ..server.local import die_with_parent
-from .cluster import ClusterError
 from .config import BotSpec
-from .player import MatchPlayer
+from .player import ClusterError, MatchPlayer
 from .schedule import ScheduledMatch
 from .store import MatchRecord
 

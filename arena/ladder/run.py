@@ -26,9 +26,9 @@ from ..progress import Bar
 from ..ratings import Ratings
 from ..referee.runner import MatchConfig
 from ..server.app import serve
-from .cluster import ClusterError, RayPlayer, cluster_player
+from .cluster import RayPlayer, cluster_player
 from .config import BotSpec, LadderConfig
-from .player import MatchPlayer
+from .player import ClusterError, MatchPlayer
 from .referees import RefereePool, referee_pool
 from .schedule import ScheduledMatch, build_schedule
 from .store import MatchRecord, Store, StoreError, latest_ratings
