@@ -81,9 +81,13 @@ def die_with_parent(argv: Sequence[str]) -> list[str]:
 
 
 class BotProcess:
-    """One bot process, in a session and process group of its own, stopped as a group.
+    """One bot process, in a process group of its own, stopped as a group.
 
-    A Ctrl-C at the terminal reaches the command, not the bots (it stops them itself); where
+    A Ctrl-C at the terminal reaches the command, not the bots (it stops them itself). The
+    group stays in the command's session: Linux's scheduler gives each session a share of the
+    cores (autogroups), and a bot in a session of its own had a whole share to itself while the
+    referee, whom every decision passes through, had one between its threads; in the referee's
+    session they are weighed thread by thread (docs/LADDER.md, "Sessions and the scheduler"). Where
     `setpriv` exists a parent-death signal kills them if the command is killed outright
     (`die_with_parent`). Processes are started from the trio thread itself, since the
     parent-death signal belongs to the thread that forked (trio's own `open_process` forks in a
@@ -115,7 +119,7 @@ class BotProcess:
                 stdin=subprocess.PIPE if pipe_stdin else subprocess.DEVNULL,
                 stdout=sink,
                 stderr=sink,
-                start_new_session=True,
+                process_group=0,
             )
 
     @property
