@@ -477,3 +477,30 @@ def test_a_server_frozen_past_the_limit_is_taken_for_dead_and_stops(postgres_db:
         lines = frozen.log_path.read_text().splitlines()
         assert lines[-1].startswith("arena serve: server ") and "was taken for dead" in lines[-1], lines[-3:]
         assert servers[1].running()
+
+
+def test_a_transaction_left_waiting_past_the_limit_frees_its_locks_and_the_store_connects_again(
+    postgres_db: str,
+) -> None:
+    """A server frozen inside a transaction (a heartbeat's row, the reaper's lock) must not hold
+    its locks for as long as it is frozen: PostgreSQL ends its connection past the limit, and the
+    store's next transaction opens a new one."""
+    import psycopg
+
+    frozen, other = Store(postgres_db), Store(postgres_db)
+    frozen.limit_idle_transactions(0.5)
+    lock = 74_700_99
+    try:
+        with pytest.raises(psycopg.OperationalError), frozen.transaction() as db:
+            db.execute("SELECT pg_advisory_xact_lock(?)", (lock,))
+            with other.transaction() as mine:  # held while the frozen one's transaction is open
+                assert mine.execute("SELECT pg_try_advisory_xact_lock(?)", (lock,)).fetchone()[0] is False
+            time.sleep(1.5)  # frozen, as it were, past the limit
+            with other.transaction() as mine:  # its connection was ended: the lock is free
+                assert mine.execute("SELECT pg_try_advisory_xact_lock(?)", (lock,)).fetchone()[0] is True
+            db.execute("SELECT 1")  # woken: its connection is gone
+        with frozen.transaction() as db:  # a new connection, with the same limit
+            assert db.execute("SHOW idle_in_transaction_session_timeout").fetchone()[0] == "500ms"
+    finally:
+        frozen.close()
+        other.close()

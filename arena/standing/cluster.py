@@ -116,8 +116,13 @@ class Cluster:
     # ------------------------------------------------------------------ servers
 
     def register(self) -> None:
+        shared = self.store  # the server's store, for the results
         # A connection of its own: rounds, seats and heartbeats never wait for a result's transaction.
         self.store = Store(self.store.url)
+        # Neither connection holds a lock for longer than a server may stay silent: a server frozen
+        # inside a transaction is then taken for dead like any other silent one.
+        self.store.limit_idle_transactions(self.dead_after_ms / 1000)
+        shared.limit_idle_transactions(self.dead_after_ms / 1000)
         with self.store.transaction() as db:
             db.execute(
                 f"INSERT INTO arena_servers (server_id, address, state, started_ms, heartbeat_ms) "

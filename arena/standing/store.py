@@ -298,6 +298,7 @@ class Store:
         self.postgres = url.startswith(("postgresql://", "postgres://"))
         self._lock = threading.Lock()
         self.usage = StoreUsage()
+        self._idle_limit_ms = 0  # PostgreSQL: see `limit_idle_transactions`; 0 is none
         self._conn: Any = self._connect(url)
         with self.transaction() as db:
             if self.postgres:  # servers opening one new store at once create its tables once
@@ -351,6 +352,25 @@ class Store:
             raise StoreError(f"{path}: cannot open the arena store ({exc})") from None
         return conn
 
+    def limit_idle_transactions(self, seconds: float) -> None:
+        """PostgreSQL ends this connection when a transaction of it waits longer than `seconds`
+        between two statements, which rolls it back and frees its locks.
+
+        A server of a cluster that freezes (stopped, swapped out, a VM paused) in the middle of a
+        transaction would otherwise hold its locks for as long as it is frozen: a row its heartbeat
+        updated, or the lock under which one server at a time buries the dead (`Cluster.reap`), so
+        that the others could never take it for dead. The next transaction after such an end
+        opens a new connection."""
+        if not self.postgres:
+            return
+        with self._lock:
+            self._idle_limit_ms = max(1, int(seconds * 1000))
+            self._limit_idle(self._conn)
+
+    def _limit_idle(self, conn: Any) -> None:
+        if self._idle_limit_ms:
+            conn.execute(f"SET idle_in_transaction_session_timeout = {self._idle_limit_ms}")
+
     def describe(self) -> str:
         """The store's URL without a password."""
         return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", self.url)
@@ -364,6 +384,9 @@ class Store:
         """Everything inside commits together or not at all."""
         with self._lock:
             began = time.perf_counter()
+            if self.postgres and self._conn.broken:  # ended by the server (`limit_idle_transactions`)
+                self._conn = self._connect(self.url)
+                self._limit_idle(self._conn)
             self._conn.execute("BEGIN")
             session = _Session(self._conn, self.postgres)
             try:
