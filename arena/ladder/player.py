@@ -27,15 +27,9 @@ from .store import MatchRecord
 
 log = structlog.get_logger(component="ladder")
 
-
-class ClusterError(Exception):
-    """The referees cannot play the ladder: on Ray, Ray missing, an unreachable address, a bot
-    missing on a worker, a match that failed on every worker; locally, a referee process that
-    cannot start or a match that failed in every one (`referees.PoolError`). One line, for the
-    command line."""
-
 EXIT_WAIT_S = 3.0  # after MatchEnd, for the bots to leave by themselves
 PROBE_S = 0.5  # after a persistent process's first match: does it exit (not reading its input)?
+
 
 # For grpc's C core in the local bots (the Python and C++ SDKs; Node's grpc-js ignores it): its
 # newer I/O engine reads each message on a thread of its own and hands it to the thread waiting for
@@ -43,6 +37,13 @@ PROBE_S = 0.5  # after a persistent process's first match: does it exit (not rea
 # per decision by about a sixth and their context switches by a fifth (docs/LADDER.md, "Where a
 # decision's CPU goes"). Left alone when the ladder's environment or the bot's `env` sets it.
 LOCAL_BOT_ENV = {"GRPC_EXPERIMENTS": "-event_engine_client,-event_engine_for_all_other_endpoints"}
+
+
+class ClusterError(Exception):
+    """The referees cannot play the ladder: on Ray, Ray missing, an unreachable address, a bot
+    missing on a worker, a match that failed on every worker; locally, a referee process that
+    cannot start or a match that failed in every one (`referees.PoolError`). One line, for the
+    command line."""
 
 
 @dataclass
