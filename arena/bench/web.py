@@ -46,7 +46,7 @@ from ..referee.runner import MatchRunner
 from ..server.app import serve
 from ..standing.store import Store
 from ..web.app import Site, serve_site
-from ..web.feed import FRAME_S, UPDATES_PER_S
+from ..web.feed import FRAME_S, UPDATES_PER_S, viewer_frame
 from .common import Window, driver_command, ratio, rss_kib
 from .server import start_quick_matches
 
@@ -108,7 +108,7 @@ async def _bench(
         viewers=viewers,
         frame_s=frame_s,
         updates_per_s=updates_per_s,
-        viewer_frame_s=max(frame_s, viewers / updates_per_s),
+        viewer_frame_s=viewer_frame(frame_s, viewers, updates_per_s),
         **result,
     )
 

@@ -56,6 +56,12 @@ PING_S = 15.0
 they think) is sent a keep-alive comment, so that a proxy keeps its connection open."""
 
 
+def viewer_frame(frame_s: float, viewers: int, updates_per_s: float) -> float:
+    """The time between two updates to one of `viewers` viewers: `frame_s`, or longer when they
+    would be more than `updates_per_s` updates a second in all."""
+    return max(frame_s, viewers / updates_per_s)
+
+
 class ViewerClock:
     """When live viewers send their updates: each viewer once a frame, the viewers dealt
     round `groups` groups whose ticks are spread over the frame. The frame is `frame_s`, or
@@ -89,7 +95,7 @@ class ViewerClock:
 
     def frame(self) -> float:
         """The time between two updates to one viewer now."""
-        return max(self.frame_s, self.viewers / self.updates_per_s)
+        return viewer_frame(self.frame_s, self.viewers, self.updates_per_s)
 
     async def tick(self, group: int) -> float:
         """Wait for the group's next tick; its time, the same for every viewer of the group."""
