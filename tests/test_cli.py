@@ -311,6 +311,23 @@ def test_bench_engine_text_every_variant() -> None:
     assert [row.split()[0] for row in rows] == list(VARIANT_NAMES)
 
 
+def test_bench_server_json_measures_the_referee_its_transport_and_raw_grpc() -> None:
+    """Two matches for half a second: the referee's decisions, the raw rings and the referee's
+    transport with no referee (the bridged echo server) all ran, and each ratio is theirs."""
+    proc = arena("bench", "server", "--matches", 2, "--seconds", 0.5, "--idle-bots", 0, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    measured = json.loads(proc.stdout)
+    assert measured["matches"] == 2 and measured["decisions"] > 0
+    decisions, raw, bridge = (
+        measured[key] for key in ("decisions_per_s", "raw_roundtrips_per_s", "bridge_roundtrips_per_s")
+    )
+    assert decisions > 0 and raw > 0 and bridge > 0
+    assert measured["ratio"] == pytest.approx(decisions / raw, abs=2e-3)
+    assert measured["bridge_ratio"] == pytest.approx(bridge / raw, abs=2e-3)
+    assert measured["ratio_to_bridge"] == pytest.approx(decisions / bridge, abs=2e-3)
+    assert measured["server_cpu_us_per_bridge_roundtrip"] > 0
+
+
 def test_bench_engine_text_without_anchor() -> None:
     proc = arena(
         "bench",

@@ -11,7 +11,13 @@ streams on one asyncio loop):
 3. raw round trips per second unpaced (`raw_unpaced_roundtrips_per_s`, `ratio_unpaced`): the
    same streams each pinging on its own, so a seat per match in flight at once, which no match
    can do (the ratio this bench gave before the rings; docs/SERVER.md, "A fair baseline");
-4. resident memory per connected idle bot, with N bots connected.
+4. the referee's transport with no referee (`bridge_roundtrips_per_s`): the rings of step 2
+   against a server built as the referee is (grpc.aio on its own thread, each stream a reader
+   and a writer task, `server.bridge` to trio and back, a trio task per stream woken through a
+   channel) whose trio side answers each message at once: `bridge_ratio` (to the rings) is
+   the most the referee's design allows, `ratio_to_bridge` (the referee's decisions to it)
+   what the referee's own work leaves of it;
+5. resident memory per connected idle bot, with N bots connected.
 
 And the latency the referee adds to a decision: the round trip its bots observe (from a bot
 handing over its answer to the next request reaching a bot of the match) against a raw
@@ -42,6 +48,7 @@ from ..live import Hub
 from ..referee.runner import MatchConfig, MatchRunner, MatchState
 from ..referee.seat import TimeControl
 from ..server.app import serve
+from ..server.bridge import OUTBOX_LIMIT, BotLink, Bridge, Close
 from ..v1 import arena_pb2 as pb
 from .common import Window, driver_command, pauses, ratio, rss_kib
 
@@ -58,12 +65,16 @@ class ServerBench:
     ratio: float
     raw_unpaced_roundtrips_per_s: float  # every stream pinging at once
     ratio_unpaced: float
+    bridge_roundtrips_per_s: float  # the rings against the referee's transport, no referee
+    bridge_ratio: float  # bridge / raw rings: the ceiling of the design
+    ratio_to_bridge: float  # decisions / bridge: what the referee's own work leaves
     request_bytes: int
     reply_bytes: int
     server_cpu_us_per_decision: float
     driver_cpu_us_per_decision: float
     server_cpu_us_per_roundtrip: float
     driver_cpu_us_per_roundtrip: float
+    server_cpu_us_per_bridge_roundtrip: float
     decision_rt_p50_us: int  # bot-observed, from an answer to the next request
     decision_rt_p99_us: int
     raw_rt_p50_us: int  # raw grpc.aio in rings: as many round trips in flight
@@ -101,6 +112,7 @@ async def _bench(
         _raw, streams, seconds, request_bytes, reply_bytes, seats
     )
     unpaced, *_ = await trio.to_thread.run_sync(_raw, streams, seconds, request_bytes, reply_bytes)
+    bridged, bridged_server_cpu = await _bridged(streams, seconds, request_bytes, reply_bytes, seats)
     rss_per_bot = await _idle_memory(idle_bots, variant_name) if idle_bots else 0.0
     return ServerBench(
         matches=matches,
@@ -111,12 +123,16 @@ async def _bench(
         ratio=ratio(window.rate, raw),
         raw_unpaced_roundtrips_per_s=round(unpaced, 1),
         ratio_unpaced=ratio(window.rate, unpaced),
+        bridge_roundtrips_per_s=round(bridged, 1),
+        bridge_ratio=ratio(bridged, raw),
+        ratio_to_bridge=ratio(window.rate, bridged),
         request_bytes=request_bytes,
         reply_bytes=reply_bytes,
         server_cpu_us_per_decision=round(server_cpu * 1e6 / max(decisions, 1), 1),
         driver_cpu_us_per_decision=round(driver_cpu * 1e6 / max(decisions, 1), 1),
         server_cpu_us_per_roundtrip=raw_server_cpu,
         driver_cpu_us_per_roundtrip=raw_driver_cpu,
+        server_cpu_us_per_bridge_roundtrip=bridged_server_cpu,
         decision_rt_p50_us=observed["p50_us"],
         decision_rt_p99_us=observed["p99_us"],
         raw_rt_p50_us=raw_latency["p50_us"],
@@ -209,17 +225,20 @@ class _RawServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.thread = threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True)
 
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
+    def _ping_pong(self) -> Any:
         answer = b"y" * self.size
 
         async def ping_pong(requests: Any, context: Any) -> Any:
             async for _ in requests:
                 yield answer
 
+        return ping_pong
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
         handler = grpc.method_handlers_generic_handler(
-            "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)}
+            "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(self._ping_pong())}
         )
         server = grpc.aio.server()
         server.add_generic_rpc_handlers((handler,))
@@ -238,6 +257,97 @@ class _RawServer:
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
         self.thread.join(5)
+
+
+class _BridgedServer(_RawServer):
+    """The raw server's method served as the referee serves a bot's stream, with no referee.
+
+    The aio side is `BotServicer.Play`'s: a reader task handing each message to trio through the
+    `Bridge`, a writer task taking the answers from the stream's `Outbox`. The trio side is a
+    task per stream waiting on a channel, as a match waits on its seat's inbox, that sends the
+    answer back through the `BotLink` at once.
+    """
+
+    def __init__(self, size: int, nursery: trio.Nursery) -> None:
+        super().__init__(size)
+        self.nursery = nursery
+        self.trio_token = trio.lowlevel.current_trio_token()
+        self.thread.name = "grpc-io"
+        self.channels: dict[int, trio.MemorySendChannel[bytes]] = {}
+
+    def _open(self, link: BotLink) -> None:  # trio thread
+        send, receive = trio.open_memory_channel[bytes](OUTBOX_LIMIT)
+        self.channels[link.id] = send
+        self.nursery.start_soon(self._answer, link, receive)
+
+    async def _answer(self, link: BotLink, messages: trio.MemoryReceiveChannel[bytes]) -> None:
+        answer = b"y" * self.size
+        async for _ in messages:
+            link.send(answer)
+
+    def _deliver(self, link: BotLink, message: bytes) -> None:  # trio thread
+        self.channels[link.id].send_nowait(message)
+
+    def _close(self, link: BotLink) -> None:  # trio thread
+        self.channels.pop(link.id).close()
+
+    def _ping_pong(self) -> Any:
+        async def ping_pong(requests: Any, context: Any) -> None:
+            bridge = self.bridge
+            link = BotLink(bridge, context.peer())
+            bridge.to_trio(self._open, link)
+
+            async def read() -> None:
+                try:
+                    while (message := await context.read()) is not grpc.aio.EOF:
+                        bridge.to_trio(self._deliver, link, message)
+                except (grpc.RpcError, asyncio.CancelledError):
+                    pass
+                finally:
+                    link.outbox.put_nowait(Close())
+
+            reader = asyncio.create_task(read())
+            try:
+                while not isinstance(item := await link.outbox.get(), Close):
+                    await context.write(item)
+            finally:
+                reader.cancel()
+                bridge.to_trio(self._close, link)
+
+        return ping_pong
+
+    async def _serve(self) -> None:
+        self.bridge = Bridge(self.trio_token, asyncio.get_running_loop())
+        await super()._serve()
+
+
+async def _bridged(
+    streams: int, seconds: float, request_bytes: int, reply_bytes: int, ring: int
+) -> tuple[float, float]:
+    """Round trips per second of the rings against `_BridgedServer`, and its process's CPU µs
+    per round trip."""
+    with tempfile.TemporaryDirectory() as tmp:
+        async with trio.open_nursery() as nursery:
+            server = _BridgedServer(request_bytes, nursery)
+            await trio.to_thread.run_sync(server.__enter__)
+            try:
+                spec = {
+                    "mode": "raw",
+                    "address": f"127.0.0.1:{server.port}",
+                    "streams": streams,
+                    "seconds": seconds,
+                    "reply_bytes": reply_bytes,
+                    "ring": ring,
+                }
+                command = driver_command(DRIVER, spec, Path(tmp) / "spec-bridged.json")
+                with Window(pids=[os.getpid()]) as window:
+                    done = await trio.run_process(command, capture_stdout=True, capture_stderr=True)
+            finally:
+                await trio.to_thread.run_sync(server.__exit__, None, None, None)
+            nursery.cancel_scope.cancel()
+    stats = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    roundtrips = max(stats["roundtrips"], 1)
+    return stats["roundtrips"] / min(window.seconds, seconds), round(window.cpu_s[0] * 1e6 / roundtrips, 1)
 
 
 def _raw(
