@@ -503,6 +503,6 @@ def test_bench_research_prints_every_loop() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     measured = json.loads(done.stdout)
-    assert set(measured["loops"]) == {"engine", "env", "raw_env", "openspiel", "hearts"}
+    assert set(measured["loops"]) == {"engine", "env", "raw_env", "floor", "openspiel", "hearts"}
     assert all(loop["steps"] > 0 and loop["deals"] > 0 for loop in measured["loops"].values())
-    assert measured["env_vs_engine"] > 0
+    assert measured["env_vs_engine"] > 0 and measured["floor_vs_engine"] > 0

@@ -1,6 +1,6 @@
 """`arena bench research`: the research environment against the engine; OpenSpiel's hearts as anchor.
 
-Five loops of random legal play, each a whole deal per step, taking turns in short slices
+Six loops of random legal play, each a whole deal per step, taking turns in short slices
 (`common.alternate`) so that a machine getting busier or quieter affects them alike:
 
 * ``engine``: the engine's own random play (`DealState.legal_actions` and `apply`);
@@ -10,6 +10,11 @@ Five loops of random legal play, each a whole deal per step, taking turns in sho
   seat's observation tensor and mask (fresh arrays) and the action is drawn from the mask's
   non-zero entries (`numpy.nonzero`), as a random agent would;
 * ``raw_env``: the same loop on `raw_env` (no wrapper);
+* ``floor``: the least any environment of this API can do per step, over the engine: a fresh
+  copy of a float32 row of the tensor's size (kept at zeros: no observation is computed) and a
+  fresh int8 mask with the legal actions marked (the environment's own compiled `mark_legal`),
+  in the dict `last()` returns, then the same random agent's pick from the mask; no PettingZoo,
+  no tensor, no rewards: an upper bound on `env`'s rate;
 * ``openspiel``: the OpenSpiel game (``grosstarock_arena``), chance nodes included, with the
   acting seat's observation tensor at each decision;
 * ``hearts``: OpenSpiel's C++ hearts, chance nodes included, with the acting seat's
@@ -68,6 +73,31 @@ def _env(variant: Variant, seed: int, wrapped: bool) -> Callable[[], int]:
     return step
 
 
+def _floor(variant: Variant, seed: int) -> Callable[[], int]:
+    import numpy as np
+
+    from ..research.layout import ACTIONS, NUM_ACTIONS, OBS_SIZE
+    from ..research.tensors import mark_legal
+
+    rng = random.Random(seed)
+    deals = iter(range(10**12))
+    row = np.zeros(OBS_SIZE, np.float32)
+
+    def step() -> int:
+        state = DealState(variant, 0, deck_for(seed, next(deals)))
+        actions = 0
+        while not state.is_terminal():
+            mask = np.zeros(NUM_ACTIONS, np.int8)
+            mark_legal(mask.data, state.legal_actions())
+            obs: dict[str, Any] = {"observation": row.copy(), "action_mask": mask}
+            state.apply(ACTIONS[rng.choice(obs["action_mask"].nonzero()[0].tolist())])
+            actions += 1
+        state.result()
+        return actions
+
+    return step
+
+
 def _spiel(game: Any, seed: int) -> Callable[[], int]:
     rng = random.Random(seed)
     has_observation = game.get_type().provides_observation_tensor
@@ -104,6 +134,7 @@ def bench_research(variant: Variant, seconds: float, seed: int = 0, slice_s: flo
         "engine": _engine(variant, seed),
         "env": _env(variant, seed, wrapped=True),
         "raw_env": _env(variant, seed, wrapped=False),
+        "floor": _floor(variant, seed),
         "openspiel": _spiel(pyspiel.load_game(openspiel.GAME_NAME, params), seed),
         "hearts": _spiel(pyspiel.load_game("hearts"), seed),
     }
@@ -124,6 +155,7 @@ def bench_research(variant: Variant, seconds: float, seed: int = 0, slice_s: flo
         },
         "env_vs_engine": round(rates["env"] / rates["engine"], 3),
         "raw_env_vs_engine": round(rates["raw_env"] / rates["engine"], 3),
+        "floor_vs_engine": round(rates["floor"] / rates["engine"], 3),
         "openspiel_vs_engine": round(rates["openspiel"] / rates["engine"], 3),
         "hearts_vs_engine": round(rates["hearts"] / rates["engine"], 3),
     }
@@ -137,6 +169,7 @@ def report_text(result: dict[str, Any]) -> str:
         lines.append(f"  {name:<10} {loop['steps_per_s']:>12,.0f} steps/s  ({loop['deals']} deals)")
     lines.append(
         f"  env/engine {result['env_vs_engine']:.3f}   raw_env/engine {result['raw_env_vs_engine']:.3f}"
+        f"   floor/engine {result['floor_vs_engine']:.3f}"
         f"   openspiel/engine {result['openspiel_vs_engine']:.3f}"
         f"   hearts/engine {result['hearts_vs_engine']:.3f}"
     )
