@@ -324,28 +324,18 @@ class _BridgedServer(_RawServer):
 async def _bridged(
     streams: int, seconds: float, request_bytes: int, reply_bytes: int, ring: int
 ) -> tuple[float, float]:
-    """Round trips per second of the rings against `_BridgedServer`, and its process's CPU µs
-    per round trip."""
-    with tempfile.TemporaryDirectory() as tmp:
-        async with trio.open_nursery() as nursery:
-            server = _BridgedServer(request_bytes, nursery)
-            await trio.to_thread.run_sync(server.__enter__)
-            try:
-                spec = {
-                    "mode": "raw",
-                    "address": f"127.0.0.1:{server.port}",
-                    "streams": streams,
-                    "seconds": seconds,
-                    "reply_bytes": reply_bytes,
-                    "ring": ring,
-                }
-                command = driver_command(DRIVER, spec, Path(tmp) / "spec-bridged.json")
-                with Window(pids=[os.getpid()]) as window:
-                    done = await trio.run_process(command, capture_stdout=True, capture_stderr=True)
-            finally:
-                await trio.to_thread.run_sync(server.__exit__, None, None, None)
-            nursery.cancel_scope.cancel()
-    stats = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    """Round trips per second of the rings against `_BridgedServer`, and this process's CPU µs
+    per round trip (its trio side runs here while a worker thread waits for the driver)."""
+    async with trio.open_nursery() as nursery:
+        server = _BridgedServer(request_bytes, nursery)
+        await trio.to_thread.run_sync(server.__enter__)
+        try:
+            stats, window = await trio.to_thread.run_sync(
+                _drive_rings, server.port, streams, seconds, reply_bytes, ring
+            )
+        finally:
+            await trio.to_thread.run_sync(server.__exit__, None, None, None)
+        nursery.cancel_scope.cancel()
     roundtrips = max(stats["roundtrips"], 1)
     return stats["roundtrips"] / min(window.seconds, seconds), round(window.cpu_s[0] * 1e6 / roundtrips, 1)
 
@@ -355,20 +345,8 @@ def _raw(
 ) -> tuple[float, float, float, dict[str, int]]:
     """Round trips per second, server and driver CPU µs per round trip, and the round trips'
     median and p99 (µs); with `ring` > 1 the streams take turns in rings of `ring`."""
-    with _RawServer(request_bytes) as server, tempfile.TemporaryDirectory() as tmp:
-        spec = {
-            "mode": "raw",
-            "address": f"127.0.0.1:{server.port}",
-            "streams": streams,
-            "seconds": seconds,
-            "reply_bytes": reply_bytes,
-            "ring": ring,
-        }
-        command = driver_command(DRIVER, spec, Path(tmp) / "spec-raw.json")
-        # The raw server is a thread of this otherwise idle process.
-        with Window(pids=[os.getpid()]) as window:
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-    stats = json.loads(done.stdout.strip().splitlines()[-1])
+    with _RawServer(request_bytes) as server:
+        stats, window = _drive_rings(server.port, streams, seconds, reply_bytes, ring)
     roundtrips = max(stats["roundtrips"], 1)
     # The driver's own start-up is outside its timed loop; count only the loop.
     return (
@@ -377,6 +355,27 @@ def _raw(
         round(stats["cpu_us"] / roundtrips, 1),
         {"p50_us": stats["p50_us"], "p99_us": stats["p99_us"]},
     )
+
+
+def _drive_rings(
+    port: int, streams: int, seconds: float, reply_bytes: int, ring: int
+) -> tuple[dict[str, Any], Window]:
+    """The driver's ping-pong against the server on `port` (a thread of this process): its
+    statistics, and the window around it with this process's CPU time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = {
+            "mode": "raw",
+            "address": f"127.0.0.1:{port}",
+            "streams": streams,
+            "seconds": seconds,
+            "reply_bytes": reply_bytes,
+            "ring": ring,
+        }
+        command = driver_command(DRIVER, spec, Path(tmp) / "spec-raw.json")
+        with Window(pids=[os.getpid()]) as window:
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+    stats: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return stats, window
 
 
 # --------------------------------------------------------------------------- memory per idle bot
