@@ -43,7 +43,7 @@ from ..ladder.player import MatchPlayer
 from ..ladder.run import Player, RayOptions, run_ladder
 from ..referee.seat import TimeControl
 from .common import Window, pauses, rate, ratio
-from .server import bench_server
+from .server import decisions_per_s
 
 EXAMPLES = (
     ("heuristic", "arena_bot.heuristic_bot"),
@@ -292,7 +292,7 @@ def bench_ladder(
             "s steady, quick bots",
         )
         per_round, per_deal = bench_modes(base / "modes", concurrency, deal_sets, deals, rounds)
-    server = bench_server(concurrency, seconds, idle_bots=0, bar="s bench server").decisions_per_s
+    server = decisions_per_s(concurrency, seconds, bar="s bench server")
     server_deals = rate(server, per_deal)
     modes = {mode: median_of([r[mode] for r in per_round]) for mode in MODES}
 
@@ -320,7 +320,7 @@ def bench_ladder(
         long_deals_per_match=long_deals,
         example_steady_decisions_per_s=round(example, 1),
         quick_steady_decisions_per_s=round(quick, 1),
-        server_decisions_per_s=server,
+        server_decisions_per_s=round(server, 1),
         example_ratio=ratio(example, server),
         ratio=ratio(quick, server),
         decisions_per_deal=round(per_deal, 1),

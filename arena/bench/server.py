@@ -99,6 +99,15 @@ def bench_server(
     return trio.run(_bench, matches, seconds, idle_bots, variant, bar)
 
 
+def decisions_per_s(
+    matches: int, seconds: float, variant: str = "grosstarock", bar: str | None = None
+) -> float:
+    """The first measurement alone: the referee's decisions per second with K matches of quick
+    bots (`arena bench ladder` compares ladders with it and needs none of the baselines)."""
+    window, _, _ = trio.run(_play, matches, seconds, variant, bar)
+    return window.rate
+
+
 async def _bench(
     matches: int, seconds: float, idle_bots: int, variant_name: str, bar: str | None
 ) -> ServerBench:
