@@ -30,7 +30,6 @@ log = structlog.get_logger(component="ladder")
 EXIT_WAIT_S = 3.0  # after MatchEnd, for the bots to leave by themselves
 PROBE_S = 0.5  # after a persistent process's first match: does it exit (not reading its input)?
 
-
 # For grpc's C core in the local bots (the Python and C++ SDKs; Node's grpc-js ignores it): its
 # newer I/O engine reads each message on a thread of its own and hands it to the thread waiting for
 # it, the older one (iomgr) reads on that thread itself. With the example bots that cut their CPU
@@ -291,5 +290,3 @@ class MatchPlayer:
         if crashed:
             runner.mark_crashed(seat, f"the bot process exited with status {status}")
             log.warning("bot crashed", bot=name, match=played.scheduled.key, status=status)
-
-
