@@ -29,7 +29,6 @@ from .common import CliError
 # subparsers with `run` and `parser` defaults; a command imports what it drives only when it runs.
 COMMAND_MODULES: tuple[str, ...] = (
     "arena.cli.rules",
-    "arena.cli.bench",
     "arena.cli.serve",
     "arena.cli.play",
     "arena.cli.ladder",
@@ -42,7 +41,9 @@ COMMAND_MODULES: tuple[str, ...] = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena",
-        description="Grosstarock Arena: rules engine tools for the Grosstarock family of tarot games.",
+        description="Grosstarock Arena: a referee server for bots that play the Grosstarock family "
+        "of tarot games. Play matches between bots, serve a standing arena, run ladders, and replay "
+        "and check matches move by move.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -1,4 +1,4 @@
-"""`arena ladder run|standings|report|ab` and `arena bench ladder`."""
+"""`arena ladder run|standings|report|ab`."""
 
 from __future__ import annotations
 

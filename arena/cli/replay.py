@@ -1,4 +1,4 @@
-"""`arena replay verify|show|html|analyze|ask` and `arena bench replay` (registered by arena.cli).
+"""`arena replay verify|show|html|analyze|ask` (registered by arena.cli).
 
 Exit status, as for every arena command: 0 when all holds, 1 for a replay that does not hold or
 cannot be read (with what does hold still checked, shown or written), 2 for a wrong command line.

@@ -122,15 +122,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         store.close()
-    usage: dict[str, Any] = {}
-    if service.cluster is not None:  # what it asked of the store (both connections): the bench's cost
-        usages = [store.usage, service.cluster.store.usage]
-        usage = {
-            "store_transactions": sum(u.transactions for u in usages),
-            "store_queries": sum(u.queries for u in usages),
-            "store_seconds": round(sum(u.seconds for u in usages), 3),
-        }
-    structlog.get_logger().info("server stopped", signal=signal, **usage)
+    structlog.get_logger().info("server stopped", signal=signal)
     return 0
 
 

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine import BUILD, Card, DealState, Variant
+from arena.engine import BUILD, Card, DealState, Variant
+
 from .common import Timed, alternate, rate, ratio, run_for
 
 SLICE_S = 0.25
@@ -78,7 +79,7 @@ def bench_engine(variant: Variant, seconds: float, seed: int = 0, anchor: bool =
 
 
 def engine_report(benches: list[EngineBench]) -> dict[str, Any]:
-    """The runs of `arena bench engine`, with the build and the anchor."""
+    """The runs of `python -m benchmarks engine`, with the build and the anchor."""
     anchored = [b.anchor for b in benches if b.anchor is not None]
     return {
         "build": BUILD,

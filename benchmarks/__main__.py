@@ -1,4 +1,8 @@
-"""`arena bench ...`: every benchmark's command line. The experiments live in `arena.bench`."""
+"""`python -m benchmarks TARGET ...`: every benchmark's command line, run from the repository's root.
+
+The experiments live in the modules beside this one; they drive the product through its public API
+and are not installed with it. `python -m benchmarks --help` lists the targets.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,11 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .common import (
+from arena.cli.common import (
     CliError,
     add_variant_arguments,
     cores,
@@ -20,9 +25,13 @@ from .common import (
 )
 
 
-def register(commands: Any) -> None:
-    bench = commands.add_parser("bench", help="measure throughput", description="Measure throughput.")
-    targets = bench.add_subparsers(dest="target", metavar="TARGET", required=True)
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Measure the throughput of Grosstarock Arena's engine, referee, ladders and arena "
+        "(benchmarks/README.md). Run from the repository's root.",
+    )
+    targets = parser.add_subparsers(dest="target", metavar="TARGET", required=True)
     engine = targets.add_parser(
         "engine",
         help="random legal play through the engine API on one core, against OpenSpiel's hearts",
@@ -55,11 +64,11 @@ def register(commands: Any) -> None:
 
     bench = targets.add_parser(
         "ladder",
-        help="ladder throughput with the example bots, against `arena bench server`",
+        help="ladder throughput with the example bots, against `python -m benchmarks server`",
         description="Matches per minute of a ladder of three example bots (heuristic, random, random-2), "
-        "and ladders' decisions per second in the steady state against `arena bench server` at the same "
-        "concurrency (with the example bots, and with bots as quick as the server bench's); then the "
-        "example ladder's deals per second with per-match processes, persistent processes (with one "
+        "and ladders' decisions per second in the steady state against `python -m benchmarks server` at "
+        "the same concurrency (with the example bots, and with bots as quick as the server bench's); then "
+        "the example ladder's deals per second with per-match processes, persistent processes (with one "
         "and with two referee processes), and on a local Ray (the [ray] extra) with 1 and 2 workers.",
     )
     bench.add_argument("--concurrency", type=positive_int, default=4, metavar="K")
@@ -87,7 +96,7 @@ def register(commands: Any) -> None:
 
     bench = targets.add_parser(
         "replay",
-        help="`arena replay verify` against `arena bench engine`, in actions per second",
+        help="`arena replay verify` against `python -m benchmarks engine`, in actions per second",
         description="Verify replay logs in a loop and play random deals through the engine for as long, "
         "in alternating slices, and print both rates in actions per second.",
     )
@@ -198,12 +207,28 @@ def register(commands: Any) -> None:
     bench.add_argument("--logs", type=Path, action="append", default=[], metavar="DIR", help="once per DB")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_strength, parser=bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one benchmark: 0 once it printed its figures, 1 with one line on stderr for a bad input
+    or a benchmark that could not run, 2 for a wrong command line, 130 when interrupted."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except CliError as exc:
+        print(f"python -m benchmarks {args.target}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return status
 
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
-    from ..bench.common import report
-    from ..bench.engine import ANCHOR, bench_engine, engine_report
-    from ..engine import VARIANT_NAMES, find_variant
+    from arena.engine import VARIANT_NAMES, find_variant
+
+    from .common import report
+    from .engine import ANCHOR, bench_engine, engine_report
 
     if args.variant is None and args.option:
         args.parser.error("--option needs --variant")
@@ -234,9 +259,10 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_bot(args: argparse.Namespace) -> int:
-    from ..bench.bot import bench_bot, bot_report
-    from ..bench.common import report
-    from ..engine import VARIANT_NAMES, find_variant
+    from arena.engine import VARIANT_NAMES, find_variant
+
+    from .bot import bench_bot, bot_report
+    from .common import report
 
     if args.variant is None and args.option:
         args.parser.error("--option needs --variant")
@@ -259,8 +285,9 @@ def _cmd_bench_bot(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_strength(args: argparse.Namespace) -> int:
-    from ..bench.strength import strength
-    from ..ladder.store import StoreError
+    from arena.ladder.store import StoreError
+
+    from .strength import strength
 
     if args.logs and len(args.logs) != len(args.db):
         args.parser.error("give --logs once per DB, or not at all")
@@ -290,22 +317,23 @@ def _cmd_bench_strength(args: argparse.Namespace) -> int:
 
 def _cmd_bench_research(args: argparse.Namespace) -> int:
     try:
-        from ..bench.research import bench_research, report_text
+        from .research import bench_research, report_text
     except ImportError as error:  # the rl extra is not installed
-        raise CliError(f"arena bench research needs the rl extra (pip install -e '.[rl]'): {error}") from None
+        raise CliError(f"needs the rl extra (pip install -e '.[rl]'): {error}") from None
     variant = variant_of(args)
     try:
         measured = bench_research(variant, args.seconds, seed=args.seed)
     except ImportError as error:
-        raise CliError(f"arena bench research needs the rl extra (pip install -e '.[rl]'): {error}") from None
+        raise CliError(f"needs the rl extra (pip install -e '.[rl]'): {error}") from None
     print(json.dumps(measured) if args.json else report_text(measured))
     return 0
 
 
 def _cmd_bench_server(args: argparse.Namespace) -> int:
-    from ..bench.common import report
-    from ..bench.server import bench_server
-    from ..logs import configure
+    from arena.logs import configure
+
+    from .common import report
+    from .server import bench_server
 
     configure(logging.WARNING)  # the numbers are the output
     variant_of(args)
@@ -315,9 +343,10 @@ def _cmd_bench_server(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_ladder(args: argparse.Namespace) -> int:
-    from ..bench.common import report
-    from ..bench.ladder import bench_ladder
-    from ..logs import configure
+    from arena.logs import configure
+
+    from .common import report
+    from .ladder import bench_ladder
 
     configure(logging.WARNING)  # the numbers are the output
     measured = bench_ladder(
@@ -328,10 +357,11 @@ def _cmd_bench_ladder(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_replay(args: argparse.Namespace) -> int:
-    from ..bench.common import report
-    from ..bench.replay import bench_replay
-    from ..replay.read import ReplayReadError
-    from ..replay.samples import SAMPLES_DIR
+    from arena.replay.read import ReplayReadError
+    from arena.replay.samples import SAMPLES_DIR
+
+    from .common import report
+    from .replay import bench_replay
 
     files = args.files or sorted(SAMPLES_DIR.glob("*.jsonl"))
     if not files:
@@ -339,7 +369,7 @@ def _cmd_bench_replay(args: argparse.Namespace) -> int:
     try:
         measured = bench_replay(files, args.seconds, args.jobs)
     except (ReplayReadError, ValueError) as exc:
-        print(f"arena bench replay: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"python -m benchmarks replay: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     title = f"replay bench: {len(files)} replay logs, {args.seconds:g} s per side, alternating"
     report(measured, args.json, title, lines=_replay_table(measured))
@@ -372,8 +402,8 @@ def _replay_table(measured: dict[str, Any]) -> list[str]:
 
 
 def _cmd_bench_arena(args: argparse.Namespace) -> int:
-    from ..bench.arena import bench_arena, bench_arena_servers
-    from ..bench.common import report
+    from .arena import bench_arena, bench_arena_servers
+    from .common import report
 
     if args.servers is not None:
         try:
@@ -401,10 +431,11 @@ def _cmd_bench_arena(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_web(args: argparse.Namespace) -> int:
-    from ..bench.common import report
-    from ..bench.web import bench_web
-    from ..logs import configure
-    from ..web.feed import FRAME_S, UPDATES_PER_S
+    from arena.logs import configure
+    from arena.web.feed import FRAME_S, UPDATES_PER_S
+
+    from .common import report
+    from .web import bench_web
 
     configure(logging.WARNING)  # the numbers are the output (the server runs in this process)
     try:
@@ -418,7 +449,7 @@ def _cmd_bench_web(args: argparse.Namespace) -> int:
 
 
 def _default(variant: str, option: str) -> str | None:
-    from ..engine import OPTIONS
+    from arena.engine import OPTIONS
 
     spec = OPTIONS.get(variant, {}).get(option)
     return spec.choices[0] if spec is not None else None
@@ -439,3 +470,7 @@ def _window(text: str) -> float:
     if not 0 < value < 3600:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
     return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())

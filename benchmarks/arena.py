@@ -1,11 +1,11 @@
-"""`arena bench arena`: the standing arena under load, on loopback.
+"""`python -m benchmarks arena`: the standing arena under load, on loopback.
 
 The real server (`arena serve` as a subprocess, with a SQLite store in a scratch directory)
 and N registered bots, all connected at once, playing for a fixed time:
 
 1. `bots` bots are registered in a fresh store and the server is started with an
    `[arena]` table whose join limits do not throttle the benchmark;
-2. driver processes (`arena_driver.py`: asyncio and grpc.aio, like `arena bench server`'s)
+2. driver processes (`arena_driver.py`: asyncio and grpc.aio, like `python -m benchmarks server`'s)
    each host a share of the bots. Every bot has its own channel and TCP connection, joins
    `LobbyService.Join` with its bot token, and on every `Seated` plays the match on its own
    `BotService.Play` stream, answering each request at once with a random legal action;
@@ -50,8 +50,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine import find_variant
-from ..standing.store import Store
+from arena.engine import find_variant
+from arena.standing.store import Store
+
 from .arena_processes import ArenaServer, Drivers
 from .common import RssSampler, Window, pauses, percentile, rss_kib
 
@@ -371,7 +372,7 @@ def _think_ms(replay: Path) -> list[int]:
 
 @dataclass
 class ServersBench:
-    """One run of `arena bench arena --servers N`: `servers` servers sharing one PostgreSQL."""
+    """One run of `python -m benchmarks arena --servers N`: `servers` servers sharing one PostgreSQL."""
 
     servers: int
     bots: int
@@ -384,11 +385,8 @@ class ServersBench:
     drivers_cpu_percent: float
     database_cpu_percent: float  # PostgreSQL's processes (a throwaway cluster of the bench's own)
     database_cpu_ms_per_match: float
-    # The store's work, whole run (start to drained stop), over every server, per match recorded:
+    # The database's work, whole run (start to drained stop), per match recorded:
     matches_recorded: int
-    store_transactions_per_match: float
-    store_queries_per_match: float
-    store_ms_per_match: float  # wall time inside those transactions (network and lock waits too)
     database_commits_per_match: float  # pg_stat_database: every commit, the bench's reads included
     hosted: list[int]  # finished matches per server
     lost_results: int  # a bot saw it end with a result; the store does not have it finished
@@ -501,19 +499,12 @@ def _servers_run(
     ended = _ended(stats)
     in_window = [m for m, (term, at) in ended.items() if term in RESULTS and window.contains_wall(at)]
     decisions = sum(report["window_decisions"] for report in stats)
-    usage = Counter[str]()
     errors = 0
     ids: dict[str, int] = {}
     for number, server in enumerate(servers):
         errors += server.log_problems()[0]
         for entry in server.log_entries():
-            if entry.get("event") == "server stopped":
-                usage.update(
-                    transactions=entry["store_transactions"],
-                    queries=entry["store_queries"],
-                    ms=round(entry["store_seconds"] * 1000),
-                )
-            elif entry.get("event") == "joined the arena's servers":
+            if entry.get("event") == "joined the arena's servers":
                 ids[str(entry["server_id"])] = number
     store = Store(url)
     try:
@@ -541,9 +532,6 @@ def _servers_run(
         database_cpu_percent=round(database_cpu / elapsed * 100, 1),
         database_cpu_ms_per_match=round(database_cpu * 1000 / len(in_window), 2) if in_window else 0.0,
         matches_recorded=recorded,
-        store_transactions_per_match=round(usage["transactions"] / per, 2),
-        store_queries_per_match=round(usage["queries"] / per, 2),
-        store_ms_per_match=round(usage["ms"] / per, 2),
         database_commits_per_match=round(commits / per, 2),
         hosted=[hosted.get(i, 0) for i in range(count)],
         lost_results=lost,

@@ -1,4 +1,4 @@
-"""`arena bench ladder`: ladder throughput on this machine, against `arena bench server`.
+"""`python -m benchmarks ladder`: ladder throughput on this machine, against `python -m benchmarks server`.
 
 Three measurements at the same concurrency K, each a real ladder (fresh bot processes for
 every match, results written to a scratch database as each match ends):
@@ -7,10 +7,10 @@ every match, results written to a scratch database as each match ends):
    (`deals`, default 3): matches per minute and decisions per second, start-up and tail
    included;
 2. the same bots in long matches (`long_deals`), decisions per second in the steady state
-   (all K matches running), against `arena bench server` with K matches: the example bots
+   (all K matches running), against `python -m benchmarks server` with K matches: the example bots
    think, and on a small machine they take CPU time from the referee;
 3. the quick bot (`quick_bot.py`: the bench driver's bot, first legal action at once) in
-   long matches, in the steady state: the same bots as `arena bench server`, so the ratio
+   long matches, in the steady state: the same bots as `python -m benchmarks server`, so the ratio
    of the two rates is what the ladder itself costs over the bare referee;
 4. the example ladder in short matches once more in each way of running it: per-match
    processes, persistent processes, and (with the [ray] extra) persistent processes on a local
@@ -37,11 +37,12 @@ from typing import Any
 
 import trio
 
-from ..engine import find_variant
-from ..ladder.config import BotSpec, LadderConfig
-from ..ladder.player import MatchPlayer
-from ..ladder.run import Player, RayOptions, run_ladder
-from ..referee.seat import TimeControl
+from arena.engine import find_variant
+from arena.ladder.config import BotSpec, LadderConfig
+from arena.ladder.player import MatchPlayer
+from arena.ladder.run import Player, RayOptions, run_ladder
+from arena.referee.seat import TimeControl
+
 from .common import Window, pauses, rate, ratio
 from .server import decisions_per_s
 
@@ -51,9 +52,9 @@ EXAMPLES = (
     ("random-2", "arena_bot.random_bot"),
 )
 QUICK = (
-    ("quick", "arena.bench.quick_bot"),
-    ("quick-2", "arena.bench.quick_bot"),
-    ("quick-3", "arena.bench.quick_bot"),
+    ("quick", "benchmarks.quick_bot"),
+    ("quick-2", "benchmarks.quick_bot"),
+    ("quick-3", "benchmarks.quick_bot"),
 )
 WARM_UP_S = 2.0
 

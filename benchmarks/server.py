@@ -1,13 +1,14 @@
-"""`arena bench server`: the referee's throughput against plain grpc.aio, in one run.
+"""`python -m benchmarks server`: the referee's throughput against plain grpc.aio, in one run.
 
 Four measurements, each with its bots in another process (`server_driver.py`: many bot
 streams on one asyncio loop):
 
 1. decisions per second: K concurrent matches whose bots answer at once;
 2. raw round trips per second (the ratio's): a plain grpc.aio bidi ping-pong server with the
-   same streams (one per seat), the same message sizes (the mean request and reply sizes seen
-   in step 1) and the same round trips in flight: the streams go in rings of one match's seats,
-   each ring passing one message round in turn, as a match asks its seats one at a time;
+   same streams (one per seat), the same message sizes (the mean size of the requests the
+   bots received in step 1, and a reply's) and the same round trips in flight: the streams go
+   in rings of one match's seats, each ring passing one message round in turn, as a match asks
+   its seats one at a time;
 3. raw round trips per second unpaced (`raw_unpaced_roundtrips_per_s`, `ratio_unpaced`): the
    same streams each pinging on its own, so a seat per match in flight at once, which no match
    can do (the ratio this bench gave before the rings; docs/SERVER.md, "A fair baseline");
@@ -43,16 +44,17 @@ from typing import Any
 import grpc
 import trio
 
-from ..engine import Variant, find_variant
-from ..live import Hub
-from ..referee.runner import MatchConfig, MatchRunner, MatchState
-from ..referee.seat import TimeControl
-from ..server.app import serve
-from ..server.bridge import OUTBOX_LIMIT, BotLink, Bridge, Close
-from ..v1 import arena_pb2 as pb
+from arena.engine import Variant, find_variant
+from arena.live import Hub
+from arena.referee.runner import MatchConfig, MatchRunner, MatchState
+from arena.referee.seat import TimeControl
+from arena.server.app import serve
+from arena.server.bridge import OUTBOX_LIMIT, BotLink, Bridge, Close
+from arena.v1 import arena_pb2 as pb
+
 from .common import Window, driver_command, pauses, ratio, rss_kib
 
-DRIVER = "arena.bench.server_driver"
+DRIVER = "benchmarks.server_driver"
 
 
 @dataclass
@@ -103,7 +105,7 @@ def decisions_per_s(
     matches: int, seconds: float, variant: str = "grosstarock", bar: str | None = None
 ) -> float:
     """The first measurement alone: the referee's decisions per second with K matches of quick
-    bots (`arena bench ladder` compares ladders with it and needs none of the baselines)."""
+    bots (`python -m benchmarks ladder` compares ladders with it and needs none of the baselines)."""
     window, _, _ = trio.run(_play, matches, seconds, variant, bar)
     return window.rate
 
@@ -114,7 +116,7 @@ async def _bench(
     window, runners, observed = await _play(matches, seconds, variant_name, bar)
     decisions = window.count
     server_cpu, driver_cpu = window.cpu_s
-    request_bytes, reply_bytes = _mean_sizes(runners)
+    request_bytes, reply_bytes = _sizes(observed)
     seats = len(runners[0].seats)
     streams = seats * len(runners)
     raw, raw_server_cpu, raw_driver_cpu, raw_latency = await trio.to_thread.run_sync(
@@ -177,7 +179,9 @@ async def _play(
             driver.kill()
             await driver.wait()
             nursery.cancel_scope.cancel()
-    observed: dict[str, int] = json.loads(output) if output.strip() else {"p50_us": 0, "p99_us": 0}
+    observed: dict[str, int] = (
+        json.loads(output) if output.strip() else {"p50_us": 0, "p99_us": 0, "request_bytes": 0}
+    )
     return window, runners, observed
 
 
@@ -213,11 +217,10 @@ async def start_quick_matches(
     return runners, driver
 
 
-def _mean_sizes(runners: list[Any]) -> tuple[int, int]:
-    """The mean request size seen, and the size of a typical reply."""
-    sizes = [size for r in runners for size in r.request_sizes]
+def _sizes(observed: dict[str, int]) -> tuple[int, int]:
+    """The mean size of the requests the quick bots received, and the size of a typical reply."""
     reply = pb.BotMessage(action=pb.ActionReply(request_id=10_000, action=pb.Action(type="play", card="T21")))
-    return (int(sum(sizes) / len(sizes)) if sizes else 1000), reply.ByteSize()
+    return observed.get("request_bytes") or 1000, reply.ByteSize()
 
 
 # --------------------------------------------------------------------------- the raw baseline

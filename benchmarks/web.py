@@ -1,8 +1,8 @@
-"""`arena bench web`: does watching slow the referee? Decisions/s with 0 and N live viewers.
+"""`python -m benchmarks web`: does watching slow the referee? Decisions/s with 0 and N live viewers.
 
 One process runs the referee server and the web site in one trio loop, as `arena serve
 --http` does. K matches of quick bots (`server_driver.py`, another process) play the whole
-time, as in `arena bench server`. The run alternates windows without viewers and windows
+time, as in `python -m benchmarks server`. The run alternates windows without viewers and windows
 with `viewers` live-table streams connected (`web_viewers.py`, a third process, spreading
 them over the K matches; each is sent an update a frame: `frame_s`, or longer when N is more
 than the site's budget of `updates_per_s` allows, `viewer_frame_s`), in the order 0, N, N, 0
@@ -40,17 +40,18 @@ from typing import Any
 
 import trio
 
-from ..engine import find_variant
-from ..live import Hub
-from ..referee.runner import MatchRunner
-from ..server.app import serve
-from ..standing.store import Store
-from ..web.app import Site, serve_site
-from ..web.feed import FRAME_S, UPDATES_PER_S, viewer_frame
+from arena.engine import find_variant
+from arena.live import Hub
+from arena.referee.runner import MatchRunner
+from arena.server.app import serve
+from arena.standing.store import Store
+from arena.web.app import Site, serve_site
+from arena.web.feed import FRAME_S, UPDATES_PER_S, viewer_frame
+
 from .common import Window, driver_command, ratio, rss_kib
 from .server import start_quick_matches
 
-VIEWERS = "arena.bench.web_viewers"
+VIEWERS = "benchmarks.web_viewers"
 
 
 @dataclass

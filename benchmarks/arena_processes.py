@@ -1,4 +1,4 @@
-"""`arena bench arena`'s handles on its processes: the server (`arena serve`) and the drivers.
+"""`python -m benchmarks arena`'s handles on its processes: the server (`arena serve`) and the drivers.
 
 `ArenaServer` starts the real server in a scratch directory (store, replays, log, an `[arena]`
 table that never throttles the benchmark), stops it with SIGTERM, and reads its log for errors.
@@ -22,13 +22,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..standing.store import Store
+from arena.standing.store import Store
+
 from .common import driver_command
 
 SERVER_START_S = 30.0
 SERVER_STOP_S = 30.0
 ERROR_SAMPLES = 5  # server log errors quoted in the result
-DRIVER = "arena.bench.arena_driver"
+DRIVER = "benchmarks.arena_driver"
 
 
 class ArenaServer:

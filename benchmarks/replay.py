@@ -1,16 +1,16 @@
-"""`arena bench replay`: how fast `arena replay verify` checks actions, next to the engine bench.
+"""`python -m benchmarks replay`: how fast `arena replay verify` checks actions, next to the engine bench.
 
 Per variant, three sides run in this process on one core, in alternating slices of at most a
 quarter second, so that a machine that gets busier or quieter during the run affects them alike:
 
 * verify: the verifier on the given replay logs (read into memory once, checked again and again);
-* engine (`engine_actions_per_s`, the ratio's): `arena bench engine`'s loop (a uniformly random
+* engine (`engine_actions_per_s`, the ratio's): `python -m benchmarks engine`'s loop (a uniformly random
   legal action until the deal ends, then the result) on the same deals as the logs: each log's
   match is rebuilt from its seed, so the decks, the dealer rotation and the dealing are the
   verifier's;
 * fresh (`fresh_engine_actions_per_s`): `bench_engine`'s own step, which shuffles one generator's
   deck for each deal instead of dealing a match's (a little cheaper per deal), for comparison with
-  `arena bench engine`.
+  `python -m benchmarks engine`.
 
 Then the verifier runs in `jobs` processes at once, as `arena replay verify` checks many files,
 for the rate of the whole machine.
@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine import Match, Variant
-from ..replay.verify import read_replay_bytes, verify_bytes
+from arena.engine import Match, Variant
+from arena.replay.verify import read_replay_bytes, verify_bytes
+
 from .common import Timed, alternate, rate, ratio, run_for
 from .engine import fresh_deal, play_out
 

@@ -1,10 +1,10 @@
 """A bot that answers every request at once with its first legal action, on one grpc.aio stream.
 
-The bots of `arena bench server`'s driver (`server_driver.py`), and a process of its own:
-`arena bench ladder` runs a ladder of these to measure what the ladder itself costs over the
+The bots of `python -m benchmarks server`'s driver (`server_driver.py`), and a process of its own:
+`python -m benchmarks ladder` runs a ladder of these to measure what the ladder itself costs over the
 referee.
 
-    ARENA_ADDRESS=host:port ARENA_TOKEN=… python -m arena.bench.quick_bot
+    ARENA_ADDRESS=host:port ARENA_TOKEN=… python -m benchmarks.quick_bot
 """
 
 from __future__ import annotations
@@ -16,18 +16,22 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from ..v1 import arena_pb2 as pb
-from ..v1 import arena_pb2_grpc as pb_grpc
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+REQUEST_SIZES = 200  # requests measured per match: enough for a mean over a deal's phases
 
 
 @dataclass
 class MatchTiming:
-    """The round trips one match's bots observe (`arena bench server`), shared by its seats' bots:
-    from one bot handing over its answer to the next request reaching any bot of the match."""
+    """The round trips one match's bots observe (`python -m benchmarks server`), shared by its seats' bots:
+    from one bot handing over its answer to the next request reaching any bot of the match; and the
+    sizes of the match's first requests as encoded on the wire (the raw baseline sends as many bytes)."""
 
     recording: bool = False
     last_answer: float | None = None
     samples: list[float] = field(default_factory=list)  # seconds
+    request_bytes: list[int] = field(default_factory=list)  # the first REQUEST_SIZES requests'
 
 
 async def play(address: str, token: str, name: str = "quick", timing: MatchTiming | None = None) -> int:
@@ -47,6 +51,8 @@ async def play(address: str, token: str, name: str = "quick", timing: MatchTimin
                     now = time.perf_counter()
                     if timing.recording and timing.last_answer is not None:
                         timing.samples.append(now - timing.last_answer)
+                    if len(timing.request_bytes) < REQUEST_SIZES:
+                        timing.request_bytes.append(message.ByteSize())
                 reply = pb.ActionReply(request_id=request.request_id, action=request.legal_actions[0])
                 if timing is not None:
                     timing.last_answer = time.perf_counter()

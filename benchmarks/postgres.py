@@ -1,5 +1,5 @@
 """A throwaway PostgreSQL server from Debian's packages (`postgresql`), for the store's tests
-(tests/postgres.py) and `arena bench arena --servers N`.
+(tests/postgres.py) and `python -m benchmarks arena --servers N`.
 
 The server is a throwaway cluster: ``initdb`` into a temporary directory, trust
 authentication for the user ``arena``, listening only on 127.0.0.1 on a free port with its

@@ -23,8 +23,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine import BUILD, DealState, Variant, deck_for, observation
-from ..search import Sampler, copy_state, evaluate, play_out
+from arena.engine import BUILD, DealState, Variant, deck_for, observation
+from arena.search import Sampler, copy_state, evaluate, play_out
+
 from .common import rate, run_for
 
 POSITIONS = 40

@@ -1,6 +1,6 @@
-"""The viewers of `arena bench web`: many live-table streams from one process.
+"""The viewers of `python -m benchmarks web`: many live-table streams from one process.
 
-    python -m arena.bench.web_viewers SPEC.json
+    python -m benchmarks.web_viewers SPEC.json
 
 The spec gives `host`, `port` and `paths`: one HTTP connection per path, each a plain
 `GET` of a live table's event stream (`/api/matches/ID/live`), its bytes read and counted as

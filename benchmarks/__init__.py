@@ -1,4 +1,8 @@
-"""Every `arena bench ...` experiment: one module each, run by `arena.cli.bench`.
+"""Every `python -m benchmarks TARGET` experiment: one module each, run by `benchmarks.__main__`.
+
+Not part of the product: nothing under `arena/` imports this package, and it is not installed. It
+drives the product through its public modules, from the repository's root (driver processes are
+started as `python -m benchmarks.…` and find the package there). Results: RESULTS.md.
 
 `engine`, `replay`, `server`, `ladder` and `arena` are the experiments; `common` holds what they
 share (timed loops and windows, rates and ratios, process CPU and memory readers, percentiles,

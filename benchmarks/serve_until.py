@@ -1,8 +1,8 @@
 """A fixed amount of the referee's work, for an instruction counter:
 
-    valgrind --tool=callgrind python -m arena.bench.serve_until K N
+    valgrind --tool=callgrind python -m benchmarks.serve_until K N
 
-serves K matches to the quick bots of `arena bench server` (their driver runs in another process,
+serves K matches to the quick bots of `python -m benchmarks server` (their driver runs in another process,
 outside the counter) until the referee has made N decisions, prints how many it made, and exits.
 Two runs with different N, their instructions subtracted and divided by the decisions between
 them, give the server's instructions per decision, every thread included (docs/SERVER.md). A
@@ -18,9 +18,10 @@ from pathlib import Path
 
 import trio
 
-from ..engine import find_variant
-from ..logs import configure
-from ..server.app import serve
+from arena.engine import find_variant
+from arena.logs import configure
+from arena.server.app import serve
+
 from .server import start_quick_matches
 
 

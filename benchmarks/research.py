@@ -1,4 +1,4 @@
-"""`arena bench research`: the research environment against the engine; OpenSpiel's hearts as anchor.
+"""`python -m benchmarks research`: the research environment against the engine; OpenSpiel's hearts as anchor.
 
 Six loops of random legal play, each a whole deal per step, taking turns in short slices
 (`common.alternate`) so that a machine getting busier or quieter affects them alike:
@@ -30,7 +30,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ..engine import DealState, Variant, deck_for
+from arena.engine import DealState, Variant, deck_for
+
 from .common import alternate, rate
 
 
@@ -51,7 +52,7 @@ def _engine(variant: Variant, seed: int) -> Callable[[], int]:
 
 
 def _env(variant: Variant, seed: int, wrapped: bool) -> Callable[[], int]:
-    from ..research.pettingzoo import env, raw_env
+    from arena.research.pettingzoo import env, raw_env
 
     options: dict[str, Any] = dict(variant.options)
     game: Any = (env if wrapped else raw_env)(variant.name, **options)
@@ -76,8 +77,8 @@ def _env(variant: Variant, seed: int, wrapped: bool) -> Callable[[], int]:
 def _floor(variant: Variant, seed: int) -> Callable[[], int]:
     import numpy as np
 
-    from ..research.layout import ACTIONS, NUM_ACTIONS, OBS_SIZE
-    from ..research.tensors import mark_legal
+    from arena.research.layout import ACTIONS, NUM_ACTIONS, OBS_SIZE
+    from arena.research.tensors import mark_legal
 
     rng = random.Random(seed)
     deals = iter(range(10**12))
@@ -127,7 +128,7 @@ def bench_research(variant: Variant, seconds: float, seed: int = 0, slice_s: flo
     """Steps per second of each loop over `seconds` each, and the environment's ratio to the engine."""
     import pyspiel
 
-    from ..research import openspiel
+    from arena.research import openspiel
 
     params = {"variant": variant.name, **dict(variant.options)}
     sides = {

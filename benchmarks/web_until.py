@@ -1,9 +1,9 @@
 """A fixed amount of the referee's work with and without live viewers, for an instruction counter:
 
     valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no \\
-        python -m arena.bench.web_until VIEWERS DECISIONS [EVENTS_PER_TICK]
+        python -m benchmarks.web_until VIEWERS DECISIONS [EVENTS_PER_TICK]
 
-serves 4 matches to the quick bots of `arena bench server` and the web site, as `arena bench
+serves 4 matches to the quick bots of `python -m benchmarks server` and the web site, as `python -m benchmarks
 web` does (the bots' driver and the viewers' process run outside the counter), and counts three
 windows of DECISIONS decisions each: without viewers, with VIEWERS live-table streams
 connected, and without them again. The viewers' clock is driven by the work, not by time (under
@@ -29,12 +29,13 @@ from typing import Any
 
 import trio
 
-from ..live import Hub
-from ..logs import configure
-from ..standing.store import Store
-from ..v1 import arena_pb2 as pb
-from ..web.app import Site
-from ..web.feed import ViewerClock
+from arena.live import Hub
+from arena.logs import configure
+from arena.standing.store import Store
+from arena.v1 import arena_pb2 as pb
+from arena.web.app import Site
+from arena.web.feed import ViewerClock
+
 from .web import site_with_matches, start_viewers
 
 MATCHES = 4

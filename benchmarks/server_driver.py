@@ -1,13 +1,13 @@
-"""The bot side of `arena bench server`: one process, many streams on one asyncio loop.
+"""The bot side of `python -m benchmarks server`: one process, many streams on one asyncio loop.
 
-    python -m arena.bench.server_driver SPEC.json
+    python -m benchmarks.server_driver SPEC.json
 
 The spec's `mode` says what its streams do:
 
 - "play": every seat token's bot is a quick bot (`quick_bot.play`), the tokens listed match by
   match (`seats` per match); the round trips the bots observe are recorded between a "start"
-  and a "stop" line on stdin, and after "stop" their median and p99 are printed (the parent
-  then kills the process);
+  and a "stop" line on stdin, and after "stop" their median and p99 are printed, with the mean
+  size of the requests the bots received (the parent then kills the process);
 - "idle": every bot says Hello and waits; once all are connected the driver prints
   "connected", and they leave when a line comes on stdin;
 - "raw": `streams` plain grpc.aio ping-pong streams to the raw baseline server for
@@ -30,8 +30,9 @@ from typing import Any
 
 import grpc
 
-from ..v1 import arena_pb2 as pb
-from ..v1 import arena_pb2_grpc as pb_grpc
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
 from .common import driver_spec, percentile
 from .quick_bot import MatchTiming, play
 
@@ -110,7 +111,13 @@ async def _play(spec: dict[str, Any]) -> dict[str, int]:
     for bot in bots:
         bot.cancel()
     samples = [sample for timing in timings for sample in timing.samples]
-    return {"samples": len(samples), "p50_us": _us(samples, 50), "p99_us": _us(samples, 99)}
+    sizes = [size for timing in timings for size in timing.request_bytes]
+    return {
+        "samples": len(samples),
+        "p50_us": _us(samples, 50),
+        "p99_us": _us(samples, 99),
+        "request_bytes": sum(sizes) // len(sizes) if sizes else 0,
+    }
 
 
 async def _drive(spec: dict[str, Any]) -> dict[str, int]:

@@ -1,6 +1,6 @@
-"""The bot side of `arena bench arena`: a share of the lobby bots, in one process.
+"""The bot side of `python -m benchmarks arena`: a share of the lobby bots, in one process.
 
-    python -m arena.bench.arena_driver SPEC.json
+    python -m benchmarks.arena_driver SPEC.json
 
 The spec gives the server's address (or several servers' `addresses`: an arena of several
 servers sharing one PostgreSQL store), the bots (index and bot token), the variants to join and
@@ -31,8 +31,9 @@ from typing import Any
 
 import grpc
 
-from ..v1 import arena_pb2 as pb
-from ..v1 import arena_pb2_grpc as pb_grpc
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
 from .common import driver_spec
 
 # Without it, channels to one address share a TCP connection; a bot has its own.
@@ -244,7 +245,7 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
-    """Entry point of a driver process: `python -m arena.bench.arena_driver SPEC.json`."""
+    """Entry point of a driver process: `python -m benchmarks.arena_driver SPEC.json`."""
     _raise_file_limit()
     spec = driver_spec(argv)
     stats = asyncio.run(_drive(spec))

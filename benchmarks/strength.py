@@ -1,6 +1,6 @@
 """How much stronger one bot of a duplicate ladder is than another: the search bot's table.
 
-`arena bench strength DB ...` reads finished ladders (`ladders/strength*.toml`, docs/LADDER.md)
+`python -m benchmarks strength DB ...` reads finished ladders (`ladders/strength*.toml`, docs/LADDER.md)
 and prints, per ladder, the deals each bot played, its points per deal, and the mean of A's
 points per deal minus B's with a Student-t 95% interval. The independent unit is the deal set:
 its matches deal the same decks to every seat arrangement, so the luck of the cards cancels
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..ladder.store import connect
-from ..ratings import mean_ci
+from arena.ladder.store import connect
+from arena.ratings import mean_ci
 
 _LOG_LINE = re.compile(r"^search: (\d+) decisions searched, (\d+) ms mean, (\d+) ms max", re.MULTILINE)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..progress import Bar
+from arena.progress import Bar
 
 # --------------------------------------------------------------------------- timing
 
