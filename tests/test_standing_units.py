@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import trio
 
-from arena.standing.lobby import ArenaConfig, JoinBucket
+from arena.standing.config import ArenaConfig
+from arena.standing.joining import JoinBucket
 from arena.standing.matchmaking import Candidate, form_tables, pair_key
 from arena.standing.store import MatchResult, SeatResult, Store, StoreError, hash_token
 
@@ -254,7 +255,8 @@ def test_bots_commands_explain_bad_input(tmp_path: Path) -> None:
 
 def test_a_bot_on_several_streams_never_exceeds_its_match_limit() -> None:
     """Streams that outlived their matches' lobby stream count too: the limit is per bot."""
-    from arena.standing.lobby import Lobby, LobbyStream
+    from arena.standing.lobby import Lobby
+    from arena.standing.state import LobbyStream
 
     class Link:
         def __init__(self, number: int) -> None:
@@ -278,8 +280,8 @@ def test_a_bot_on_several_streams_never_exceeds_its_match_limit() -> None:
             )
 
     hub = Hub()
-    lobby = Lobby(hub, None, ArenaConfig(variants=("grosstarock",), max_matches_per_bot=2), None)  # type: ignore[arg-type]
-    lobby.nursery = SimpleNamespace(start_soon=lambda *args: None)  # type: ignore[assignment]
+    nursery = SimpleNamespace(start_soon=lambda *args: None)
+    lobby = Lobby(hub, None, ArenaConfig(variants=("grosstarock",), max_matches_per_bot=2), nursery)  # type: ignore[arg-type]
     lobby.running_by_bot["greedy"] = 1  # a match seated through a lobby stream closed since
     for number, bot in enumerate(["greedy", "greedy", "b", "c", "d", "e"]):
         lobby.streams[number] = LobbyStream(

@@ -21,7 +21,10 @@ from ..server.bridge import Bridge, Close
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 from .cluster import Cluster
-from .lobby import ArenaConfig, CloseWithRetry, Lobby, LobbyLink, Refusal
+from .config import ArenaConfig
+from .joining import Refusal
+from .lobby import Lobby
+from .state import CloseWithRetry, LobbyLink
 from .store import BotRecord, Standing, Store, StoreError, UnknownBotError
 
 log = structlog.get_logger()
