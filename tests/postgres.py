@@ -9,7 +9,7 @@ Fixtures (registered in tests/conftest.py):
 - ``postgres_db`` (function): the URL of a fresh, empty database on that server, dropped
   after the test, so that tests never see each other's tables.
 
-The server (`arena.bench.postgres.PostgresServer`, which `arena bench arena --servers N`
+The server (`benchmarks.postgres.PostgresServer`, which `python -m benchmarks arena --servers N`
 uses too) is a throwaway cluster: ``initdb`` into a temporary directory, trust
 authentication for the user ``arena``, listening only on 127.0.0.1 on a free port with its
 unix socket in that directory, fsync off. It is stopped and its directory removed at the
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from arena.bench.postgres import (
+from benchmarks.postgres import (
     PostgresServer,
     PostgresUnavailable,
     candidate_dirs,

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -775,7 +773,7 @@ def test_no_announcements_in_trischaken() -> None:
 
 
 def combos(hand: Sequence[str]) -> dict[tuple[str, str | None], tuple[int, int, list[str]]]:
-    found = american_combinations([Card.parse(c) for c in hand], {})
+    found = american_combinations([Card.parse(c) for c in hand])
     return {(c.name, c.suit): (c.value, c.size, [str(x) for x in sorted(c.shown)]) for c in found}
 
 
@@ -784,7 +782,7 @@ def test_combinations_and_their_values() -> None:
     assert combos(["T1", *MIDDLE[:8], "EX"]) == {("trumps", None): (20, 10, [])}
     eleven = combos([*MIDDLE[:10], "T21"])
     assert eleven == {("trumps", None): (30, 11, [])}
-    found = american_combinations([Card.parse(c) for c in ["T1", *MIDDLE[:8], "EX"]], {})
+    found = american_combinations([Card.parse(c) for c in ["T1", *MIDDLE[:8], "EX"]])
     assert found[0].with_pagat is True and found[0].public()["with_pagat"] is True
     assert "cards" not in found[0].public()
     # Matadors: EX, T21, T1 + the unbroken run T20, T19, …: m cards, 20 + 10·(m − 3).
@@ -1414,7 +1412,7 @@ def test_a_combination_showing_the_called_card_reveals_the_partner() -> None:
     act(state, "declare half_kings D")
     assert partners(state) == [P, P, P, P]
     # Trumps shows no card, so a Trumps declaration never reveals a called tarok.
-    assert "cards" not in american_combinations([Card.parse(f"T{n}") for n in range(1, 12)], {})[0].public()
+    assert "cards" not in american_combinations([Card.parse(f"T{n}") for n in range(1, 12)])[0].public()
 
 
 def test_views_never_hold_another_seats_legal_actions() -> None:
@@ -1761,30 +1759,3 @@ def test_partnership_scores_match_an_independent_count(seed: int) -> None:
     if state.partner is not None:
         expected[state.partner] = x
     assert state.result().deltas == expected
-
-
-def test_bench_engine_runs_american() -> None:
-    """`arena bench engine --variant american` measures whole deals like the other variants."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arena",
-            "bench",
-            "engine",
-            "--variant",
-            "american",
-            "--seconds",
-            "0.2",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    [measured] = json.loads(proc.stdout)["variants"]
-    assert measured["variant"] == "american" and measured["deals"] >= 1
-    assert measured["actions"] > measured["deals"]
-    assert measured["options"] == {"trischaken_leader": "dealer", "trischaken_scoring": "pairwise"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 import subprocess
@@ -15,7 +14,6 @@ from typing import Any
 import pytest
 
 from arena.cli import build_parser
-from arena.engine import VARIANT_NAMES
 
 CASES: dict[str, tuple[str, ...]] = {
     "grosstarock": ("--variant", "grosstarock"),
@@ -276,77 +274,6 @@ def test_simulate_records_dir_is_a_file(tmp_path: Path) -> None:
     assert_user_error(proc, "records directory")
 
 
-# --------------------------------------------------------------------------- bench
-
-
-def test_bench_engine_json() -> None:
-    """One variant: its rates, the build that ran, and OpenSpiel's hearts in the same run when installed."""
-    proc = arena("bench", "engine", "--variant", "danish", "--seconds", 0.3, "--seed", 1, "--json")
-    assert proc.returncode == 0, proc.stderr
-    measured = json.loads(proc.stdout)
-    assert measured["build"] in ("compiled", "pure")
-    [row] = measured["variants"]
-    assert {"deals", "actions", "seconds", "actions_per_s", "deals_per_s"} <= set(row)
-    assert row["variant"] == "danish"
-    assert row["deals"] >= 1
-    assert row["actions"] > row["deals"]
-    assert row["seconds"] >= 0.3
-    assert row["actions_per_s"] > 0
-    if importlib.util.find_spec("pyspiel") is None:
-        assert measured["anchor"] is None and "hearts_actions_per_s" not in row
-    else:
-        assert measured["anchor"].startswith("open_spiel ") and measured["anchor"].endswith(" hearts")
-        assert row["hearts_actions_per_s"] > 0 and row["ratio_to_hearts"] > 0
-        assert measured["hearts_actions_per_s"] == row["hearts_actions_per_s"]
-
-
-def test_bench_engine_text_every_variant() -> None:
-    """Without --variant every variant runs, a row each, under a title naming the build."""
-    proc = arena("bench", "engine", "--seconds", 0.1)
-    assert proc.returncode == 0, proc.stderr
-    title, header, *rows = proc.stdout.splitlines()
-    assert title.startswith("engine bench: ") and (" compiled build" in title or " pure build" in title)
-    assert ("hearts" in title) != ("not installed" in title)
-    assert header.split()[:3] == ["variant", "deals", "actions/s"]
-    assert [row.split()[0] for row in rows] == list(VARIANT_NAMES)
-
-
-def test_bench_server_json_measures_the_referee_its_transport_and_raw_grpc() -> None:
-    """Two matches for half a second: the referee's decisions, the raw rings and the referee's
-    transport with no referee (the bridged echo server) all ran, and each ratio is theirs."""
-    proc = arena("bench", "server", "--matches", 2, "--seconds", 0.5, "--idle-bots", 0, "--json", timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    measured = json.loads(proc.stdout)
-    assert measured["matches"] == 2 and measured["decisions"] > 0
-    decisions, raw, bridge = (
-        measured[key] for key in ("decisions_per_s", "raw_roundtrips_per_s", "bridge_roundtrips_per_s")
-    )
-    assert decisions > 0 and raw > 0 and bridge > 0
-    assert measured["ratio"] == pytest.approx(decisions / raw, abs=2e-3)
-    assert measured["bridge_ratio"] == pytest.approx(bridge / raw, abs=2e-3)
-    assert measured["ratio_to_bridge"] == pytest.approx(decisions / bridge, abs=2e-3)
-    assert measured["server_cpu_us_per_bridge_roundtrip"] > 0
-
-
-def test_bench_engine_text_without_anchor() -> None:
-    proc = arena(
-        "bench",
-        "engine",
-        "--variant",
-        "grosstarock",
-        "--option",
-        "nolo_cancels=cards_only",
-        "--seconds",
-        0.1,
-        "--no-anchor",
-    )
-    assert proc.returncode == 0, proc.stderr
-    title, header, row = proc.stdout.splitlines()
-    assert title.endswith("without an anchor (--no-anchor)")
-    assert header.split() == ["variant", "deals", "actions/s"]
-    assert row.split()[:2] == ["grosstarock", "nolo_cancels=cards_only"]
-
-
 # --------------------------------------------------------------------------- command line errors
 
 
@@ -363,10 +290,6 @@ def test_bench_engine_text_without_anchor() -> None:
         ["simulate", "--variant", "danish", "--deals", "1", "--seed", "1", "--option", "redeal=never"],
         ["simulate", "--variant", "danish", "--deals", "1", "--seed", "1", "--option", "colour=red"],
         ["score"],
-        ["bench", "engine", "--variant", "danish"],
-        ["bench", "engine", "--variant", "danish", "--seconds", "-1"],
-        ["bench", "engine", "--option", "redeal=auto", "--seconds", "1"],
-        ["bench", "--variant", "danish", "--seconds", "1"],
     ],
     ids=lambda args: " ".join(args) or "(none)",
 )

@@ -1,4 +1,4 @@
-"""`arena replay verify|show|ask` and `arena bench replay` on real replays written by `arena play`.
+"""`arena replay verify|show|ask` on real replays written by `arena play`.
 
 The replays come from real matches: a server on a free port and bot processes dialling in over
 gRPC (`arena.play.play_matches`). Damaged replays are made from them by editing their lines.
@@ -832,37 +832,6 @@ def test_ask_a_bot_that_dies_or_a_step_that_is_not_there(played: dict[str, Playe
     assert proc.returncode == 2 and "--step 500: deal 0 has decisions 0–" in proc.stderr
     proc = arena("replay", "ask", path, "--deal", 0, "--step", 1, "--bot", "'unclosed")
     assert proc.returncode == 2 and "--bot:" in proc.stderr
-
-
-# --------------------------------------------------------------------------- bench
-
-
-def test_bench_replay_prints_both_rates() -> None:
-    proc = arena("bench", "replay", "--seconds", "0.5", "--json")
-    assert proc.returncode == 0, proc.stderr
-    measured = json.loads(proc.stdout)
-    total_actions = sum(verify_replay(SAMPLES_DIR / f"{s.name}.jsonl").actions for s in SAMPLES)
-    assert measured["total"]["actions"] == total_actions
-    assert len(measured["variants"]) == len(SAMPLES)
-    for row in [*measured["variants"], measured["total"]]:
-        assert row["verify_actions_per_s"] > 0 and row["engine_actions_per_s"] > 0
-        assert row["ratio"] == pytest.approx(
-            row["verify_actions_per_s"] / row["engine_actions_per_s"], rel=0.01
-        )
-    many = measured["processes"]
-    assert many["jobs"] >= 1 and many["verify_actions_per_s"] > 0
-    text = arena("bench", "replay", "--seconds", "0.3", "--jobs", "2")
-    assert text.returncode == 0 and "verify/s" in text.stdout and "engine/s" in text.stdout
-    assert "all, verify in 2 processes" in text.stdout
-
-
-def test_bench_replay_refuses_a_replay_that_does_not_verify(
-    played: dict[str, Played], tmp_path: Path
-) -> None:
-    lines = lines_of(played["clean"].path)
-    lines[-1]["scores"][0] += 1
-    proc = arena("bench", "replay", write_lines(tmp_path / "bad.jsonl", lines), "--seconds", "0.2")
-    assert proc.returncode == 1 and "does not verify" in proc.stderr
 
 
 def test_verify_bytes_is_what_the_file_verification_does(played: dict[str, Played]) -> None:

@@ -493,16 +493,3 @@ def test_bridge_without_an_agent_is_a_usage_error() -> None:
     )  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1].startswith("bridge: cannot load policy 'no_such_module:act'")
-
-
-def test_bench_research_prints_every_loop() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "arena", "bench", "research", "--variant", "danish", "--seconds", "0.2",
-         "--json"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    measured = json.loads(done.stdout)
-    assert set(measured["loops"]) == {"engine", "env", "raw_env", "floor", "openspiel", "hearts"}
-    assert all(loop["steps"] > 0 and loop["deals"] > 0 for loop in measured["loops"].values())
-    assert measured["env_vs_engine"] > 0 and measured["floor_vs_engine"] > 0

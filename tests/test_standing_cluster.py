@@ -1,6 +1,6 @@
 """Three real `arena serve` processes sharing one real PostgreSQL: one standing arena.
 
-30 bots, in one driver process (`arena.bench.arena_driver`: every bot with its own channels,
+30 bots, in one driver process (`benchmarks.arena_driver`: every bot with its own channels,
 answering at once), each given the three servers' addresses (gRPC round_robin, a different first
 server per bot). Everything is then checked from the store: no bot double-booked, every finished
 match rated once, standings equal to a recomputation from the stored results (the replays, in
@@ -30,11 +30,11 @@ from arena_bot.lobby import balanced_target, split_addresses
 from postgres import free_port
 from support import wait_for
 
-from arena.bench.arena_processes import ArenaServer, Drivers
 from arena.engine import find_variant
 from arena.ratings import Ratings
 from arena.replay.summary import read_results
 from arena.standing.store import Store
+from benchmarks.arena_processes import ArenaServer, Drivers
 
 BOTS = 30
 SEATS = find_variant("grosstarock").seats

@@ -34,7 +34,6 @@ from test_admin import admin_channel
 from test_replay_html import find_chromium
 from test_standing import lobby_bot, wait_for
 
-from arena.bench.common import driver_command
 from arena.engine import find_variant
 from arena.referee.runner import MatchConfig, MatchRunner, MatchState
 from arena.referee.seat import TimeControl
@@ -44,6 +43,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from arena.web.app import LiveStream, Site, serve_site
 from arena.web.feed import MatchFeed, ViewerClock, encode_update, event_dict, event_json, json_mapping
+from benchmarks.common import driver_command
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -403,7 +403,7 @@ async def _stuck_viewer(tmp: Path) -> None:
                 "seats": variant.seats,
             }
             bots = await trio.lowlevel.open_process(
-                driver_command("arena.bench.server_driver", spec, tmp / "bots.json"),
+                driver_command("benchmarks.server_driver", spec, tmp / "bots.json"),
                 stdin=subprocess.PIPE,  # open and unwritten: the bots play to the match's end
                 stdout=subprocess.DEVNULL,
             )

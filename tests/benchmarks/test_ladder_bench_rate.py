@@ -1,4 +1,4 @@
-"""`arena bench ladder`'s deals per second from a ladder's database: the first wave left out."""
+"""`python -m benchmarks ladder`'s deals per second from a ladder's database: the first wave left out."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.bench.ladder import recorded_rate
 from arena.ladder.store import SCHEMA
+from benchmarks.ladder import recorded_rate
 
 
 def _database(path: Path, matches: list[tuple[float, float]], deals: int = 3) -> Path:

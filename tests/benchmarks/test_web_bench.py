@@ -1,4 +1,4 @@
-"""`arena bench web`, small: a real server and site, quick bots, real viewers over loopback.
+"""`python -m benchmarks web`, small: a real server and site, quick bots, real viewers over loopback.
 
 Only behaviour is checked (every viewer got its position and then updates in every window,
 the referee decided on both sides, the numbers are there), never timings: the machine may be
@@ -15,14 +15,14 @@ from types import SimpleNamespace
 import pytest
 import trio
 
-from arena.bench.web_until import web_until
+from benchmarks.web_until import web_until
 
 
 def test_bench_web_measures_both_sides_with_live_viewers() -> None:
     # Through the command, as users run it: with --json its output is the JSON alone (the
     # server runs in the bench's process; its log lines go to stderr, at warning level).
     proc = subprocess.run(
-        [sys.executable, "-m", "arena", "bench", "web", "--matches", "2", "--viewers", "6",
+        [sys.executable, "-m", "benchmarks", "web", "--matches", "2", "--viewers", "6",
          "--seconds", "1.5", "--rounds", "1", "--frame", "0.25", "--updates-per-s", "12", "--json"],
         capture_output=True, text=True, timeout=180,
     )  # fmt: skip
@@ -49,7 +49,7 @@ def test_bench_web_measures_both_sides_with_live_viewers() -> None:
 
 
 def test_web_until_does_the_same_work_in_each_window_ticked_by_events() -> None:
-    """The instruction count's workload (`arena.bench.web_until`), uncounted: three windows of
+    """The instruction count's workload (`benchmarks.web_until`), uncounted: three windows of
     at least the decisions asked, the viewers' groups ticking by the matches' events in each
     (never by time), the viewers sent their updates in theirs."""
     windows = trio.run(web_until, 6, 300, 20)
