@@ -21,6 +21,7 @@ to ``<id>.jsonl`` when the match ends: a file with the final name is always comp
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 from collections.abc import Callable
@@ -33,11 +34,39 @@ REPLAY_FORMAT = "arena-replay"
 REPLAY_VERSION = 3
 FLUSH_AFTER_S = 0.05
 
-# The format's vocabulary: what the referee writes and the verifier accepts.
-FAULT_KINDS = ("illegal", "timeout", "disconnect", "crash", "protocol")
-CONNECTION_EVENTS = ("disconnected", "reconnected", "crashed")
-FAULT_POLICIES = ("substitute", "forfeit")
-TERMINATIONS = ("completed", "forfeit")
+
+# The format's vocabulary: what the referee writes and the verifier accepts. String enums, so that
+# a line holds the same strings as before and a member equals its string.
+class FaultKind(enum.StrEnum):
+    ILLEGAL = "illegal"  # `max_invalid` invalid answers to one request
+    TIMEOUT = "timeout"
+    DISCONNECT = "disconnect"  # no bot connected, and none came back within the grace
+    CRASH = "crash"  # the bot's process ended
+    PROTOCOL = "protocol"  # a message the protocol does not allow: the stream ends
+
+
+class ConnectionEvent(enum.StrEnum):
+    DISCONNECTED = "disconnected"
+    RECONNECTED = "reconnected"
+    CRASHED = "crashed"
+
+
+class FaultPolicy(enum.StrEnum):
+    SUBSTITUTE = "substitute"  # a legal action chosen from the match seed plays for the seat
+    FORFEIT = "forfeit"  # the match ends at a seat's first fault in a decision
+
+
+class Termination(enum.StrEnum):
+    COMPLETED = "completed"
+    FORFEIT = "forfeit"
+    # A match that ended by an error or a shutdown: it writes no `match_end` line.
+    ABORTED = "aborted"
+
+
+FAULT_KINDS: tuple[str, ...] = tuple(k.value for k in FaultKind)
+CONNECTION_EVENTS: tuple[str, ...] = tuple(e.value for e in ConnectionEvent)
+FAULT_POLICIES: tuple[str, ...] = tuple(p.value for p in FaultPolicy)
+TERMINATIONS: tuple[str, ...] = (Termination.COMPLETED.value, Termination.FORFEIT.value)  # of `match_end`
 
 # A line as compact JSON, by one encoder made once and without the check for circular references:
 # a line is a tree of dicts, lists and scalars built just before, and that check (an id in a dict
