@@ -33,7 +33,8 @@ position. At the end: `MatchEnd` (termination `completed`, zero scores), then th
 
 Probes (`Probe`), per position:
 
-* `DROP`: the server sends the request, then breaks the stream (`UNAVAILABLE`); the bot must dial
+* `DROP`: the server sends the request, then breaks the stream (`CloseReason.DROPPED`, gRPC's
+  `UNAVAILABLE`); the bot must dial
   again with its token and answer the request that is sent again after its `Hello`. Replies on
   the broken stream are ignored.
 * `UNKNOWN_FIELDS`: first a `ServerMessage` of a kind the bot cannot know, then the request with
@@ -52,7 +53,8 @@ reason and rule, whether its id is that of an earlier request: a late answer), t
 of answers that match no request sent. Protocol faults (an answer before `Hello`, a second
 `Hello`, a `Hello` of a protocol version the server does not speak (`seat.PROTOCOL_VERSIONS`;
 FAILED_PRECONDITION), an empty or unknown message, an oversized message, too many messages in
-flight) end the stream as the referee does.
+flight or unsolicited) end the stream: the runner hosts its seat through the referee's own
+`LinkHost`.
 """
 
 from __future__ import annotations
@@ -65,16 +67,15 @@ import secrets
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-import grpc
 import structlog
 import trio
 
 from .. import __version__
 from ..engine import Action, ActionError, DealState, IllegalActionError, Variant, observation
-from ..protocol import action_from_message, legal_messages, view_message
+from ..protocol import _encode_varint, action_from_message, legal_messages, view_message
+from ..replay.log import Termination
 from ..v1 import arena_pb2 as pb
-from .runner import MatchState
-from .seat import INBOX_SIZE, MAX_BOT_MESSAGE_BYTES, Link, LinkChange, Reply, TimeControl, hello_refusal
+from .seat import Alarm, CloseReason, InboxItem, Link, LinkChange, LinkHost, MatchState, Seat, TimeControl
 
 __all__ = [
     "Answer",
@@ -145,30 +146,9 @@ class PositionResult:
         return [a.request_id for a in self.answers if not a.matched and not a.stale]
 
 
-@dataclass
-class BotSeat:
-    index: int
-    token: str
-    link: Link | None = None
-    hello: bool = False
-    bot_name: str = ""
-    bot_version: str = ""
-    crashed: str = ""  # why the bot is known to be gone for good
-    disconnected_at: float | None = None  # trio time; None while connected or before the first Hello
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
 def _unknown(number: int, payload: bytes) -> bytes:
     """A length-delimited field `number` holding `payload`, as a later version might send."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+    return _encode_varint(number << 3 | 2) + _encode_varint(len(payload)) + payload
 
 
 def _unknown_kind_message() -> pb.ServerMessage:
@@ -208,7 +188,7 @@ def _judge(state: DealState, legal: Sequence[Action], message: pb.Action) -> tup
     raise AssertionError(f"{action} is not in the legal list but the engine accepts it")
 
 
-class PositionRunner:
+class PositionRunner(LinkHost):
     """One bot seat asked about given positions; see the module's docstring."""
 
     def __init__(
@@ -265,7 +245,9 @@ class PositionRunner:
         self.seat_names = names
         self.match_id = secrets.token_hex(8)
         self.token = secrets.token_urlsafe(24)
-        self.seats = [BotSeat(seat, self.token)]  # the one seat a bot plays, for token registration
+        # The one seat a bot plays, for token registration; no bank is carried between positions.
+        self.seats = [Seat(seat, names[seat], self.token, 0)]
+        self.crash_detail = ""  # why the bot is known to be gone for good
         self.state = MatchState.WAITING
         self.done = trio.Event()
         self.spectators: list[Link] = []
@@ -273,108 +255,37 @@ class PositionRunner:
         self.faults: list[str] = []
         self._ids = (n for n in itertools.count(1) if n not in ids)
         self._sent: set[int] = set()  # ids of the requests asked so far
-        self._pending: pb.ServerMessage | None = None
         self._current: PositionResult | None = None
         self._connected_once = trio.Event()
-        self._inbox_send, self._inbox = trio.open_memory_channel[Reply | LinkChange](INBOX_SIZE)
         self.log = log.bind(match_id=self.match_id, seat=seat, positions=len(self.positions))
 
     @property
-    def bot(self) -> BotSeat:
+    def bot(self) -> Seat:
         return self.seats[0]
 
     # ------------------------------------------------------------------ links (trio thread)
 
-    def attach(self, seat_index: int, link: Link) -> None:
-        bot = self.bot
-        if self.state in (MatchState.FINISHED, MatchState.ABORTED):
-            link.close(grpc.StatusCode.FAILED_PRECONDITION, f"match {self.match_id} is over")
-            return
-        old = bot.link
-        if old is not None and old.open:
-            old.close(grpc.StatusCode.ABORTED, "replaced by a new connection with the same token")
-        bot.link = link
-        bot.hello = False
+    def seat_for(self, seat_index: int) -> Seat:
+        return self.bot  # the hub hands over this runner's one token only
 
-    def deliver(self, seat_index: int, link: Link, message: pb.BotMessage) -> None:
-        bot = self.bot
-        if link is not bot.link or self.state in (MatchState.FINISHED, MatchState.ABORTED):
-            return
-        size = message.ByteSize()
-        if size > MAX_BOT_MESSAGE_BYTES:
-            self._protocol_fault(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"a message of {size} bytes (the limit is {MAX_BOT_MESSAGE_BYTES})",
-            )
-            return
-        kind = message.WhichOneof("kind")
-        if kind == "hello":
-            if bot.hello:
-                self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "a second Hello on the same stream")
-                return
-            refusal = hello_refusal(message.hello.protocol_version)  # as the referee refuses it
-            if refusal:
-                self._protocol_fault(grpc.StatusCode.FAILED_PRECONDITION, refusal)
-                return
-            bot.hello = True
-            bot.bot_name, bot.bot_version = message.hello.bot_name, message.hello.bot_version
-            bot.disconnected_at = None
-            link.send(pb.ServerMessage(match_start=self._match_start()))
-            if self._pending is not None:
-                link.send(self._pending)
-            self._push(LinkChange(True))
-            self._connected_once.set()
-        elif kind == "action":
-            if not bot.hello:
-                self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "an ActionReply before Hello")
-                return
-            self._push(Reply(message.action.request_id, message.action.action))
-        else:
-            self._protocol_fault(grpc.StatusCode.INVALID_ARGUMENT, "an empty or unknown BotMessage")
-
-    def detach(self, seat_index: int, link: Link) -> None:
-        link.open = False
-        if link is self.bot.link:
-            self._lose_link()
-
-    def mark_crashed(self, seat_index: int, detail: str) -> None:
-        """The bot's process ended: stop waiting for it."""
-        self.bot.crashed = detail
-        self._push(LinkChange(False))
+    def _hello_accepted(self, seat: Seat, hello: pb.Hello, was_away: bool) -> None:
         self._connected_once.set()
 
-    def _lose_link(self) -> None:
-        bot = self.bot
-        bot.link = None
-        bot.hello = False
-        bot.disconnected_at = trio.current_time()
-        self._push(LinkChange(False))
-
-    def _push(self, item: Reply | LinkChange) -> None:
-        try:
-            self._inbox_send.send_nowait(item)
-        except trio.WouldBlock:
-            if isinstance(item, Reply):
-                self._protocol_fault(grpc.StatusCode.RESOURCE_EXHAUSTED, "too many messages in flight")
-
-    def _protocol_fault(self, code: grpc.StatusCode, detail: str) -> None:
+    def _fault_recorded(self, seat: Seat, detail: str) -> None:
         self.faults.append(detail)
         if self._current is not None:
             self._current.faults.append(detail)
-        self.log.warning("protocol fault", detail=detail)
-        link = self.bot.link
-        if link is not None:
-            link.close(code, detail)
-            self._lose_link()
 
-    def _send(self, message: pb.ServerMessage) -> None:
-        bot = self.bot
-        if bot.link is not None and bot.hello:
-            bot.link.send(message)
+    def mark_crashed(self, seat_index: int, detail: str) -> None:
+        """The bot's process ended: stop waiting for it."""
+        self.bot.crashed = True
+        self.crash_detail = detail
+        self._push(self.bot, LinkChange(False))
+        self._connected_once.set()
 
     # ------------------------------------------------------------------ the run
 
-    def _match_start(self) -> pb.MatchStart:
+    def _match_start(self, seat: int) -> pb.MatchStart:
         start = pb.MatchStart(
             match_id=self.match_id,
             variant=self.variant.name,
@@ -394,7 +305,7 @@ class PositionRunner:
         if bot.link is not None:
             return ""
         if bot.crashed:
-            return bot.crashed
+            return self.crash_detail
         if (
             bot.disconnected_at is not None
             and trio.current_time() - bot.disconnected_at >= self.reconnect_grace_s
@@ -409,7 +320,8 @@ class PositionRunner:
                 await self._connected_once.wait()
             bot = self.bot
             if not bot.hello and bot.disconnected_at is None and not bot.crashed:
-                bot.crashed = f"no bot said Hello within {self.start_timeout_s:g} s"
+                bot.crashed = True
+                self.crash_detail = f"no bot said Hello within {self.start_timeout_s:g} s"
             self.state = MatchState.RUNNING
             for index, position in enumerate(self.positions):
                 gone = self._gone()
@@ -419,14 +331,14 @@ class PositionRunner:
                     continue
                 self.results.append(await self._ask(index, position))
             self.state = MatchState.FINISHED
-            end = pb.MatchEnd(scores=[0] * self.variant.seats, termination="completed")
-            self._send(pb.ServerMessage(match_end=end))
+            end = pb.MatchEnd(scores=[0] * self.variant.seats, termination=Termination.COMPLETED)
+            self.bot.send(pb.ServerMessage(match_end=end))
             if self.bot.link is not None:
                 self.bot.link.close()
         except BaseException:
             self.state = MatchState.ABORTED
             if self.bot.link is not None:
-                self.bot.link.close(grpc.StatusCode.ABORTED, "the run was aborted")
+                self.bot.link.close(CloseReason.ABORTED, "the run was aborted")
             raise
         finally:
             self.done.set()
@@ -452,6 +364,7 @@ class PositionRunner:
         )
 
     async def _ask(self, index: int, position: Position) -> PositionResult:
+        bot = self.bot
         state = position.state
         legal = state.legal_actions()
         request_id = position.request_id or next(self._ids)
@@ -459,40 +372,40 @@ class PositionRunner:
         message = self._request(index, position, request_id)
         if Probe.UNKNOWN_FIELDS in position.probes:
             message = _with_unknown_fields(message, index)
-            self._send(_unknown_kind_message())
+            bot.send(_unknown_kind_message())
         if Probe.STRAY_REJECTION in position.probes:
             stray = next(self._ids)  # an id the runner never uses for a request
             rejected = pb.ActionRejected(
                 request_id=stray, reason=f"request {stray} was never sent", rule="probe", time_left_ms=0
             )
-            self._send(pb.ServerMessage(rejected=rejected))
-        while self._inbox.statistics().current_buffer_used:  # nothing from before this request counts
-            self._inbox.receive_nowait()
-        self._pending = message
+            bot.send(pb.ServerMessage(rejected=rejected))
+        bot.inbox.clear()  # nothing from before this request counts
+        bot.pending, bot.pending_message = request_id, message.SerializeToString()
         self._sent.add(request_id)
         tc = self.time_control
         start = trio.current_time()
         deadline = start + (tc.per_decision_ms + tc.bank_ms) / 1000 if tc is not None else math.inf
-        self._send(message)
-        if Probe.DROP in position.probes and self.bot.link is not None:
-            self.bot.link.close(grpc.StatusCode.UNAVAILABLE, "the stream was dropped on purpose: dial again")
-            self._lose_link()
+        bot.send(bot.pending_message)
+        link = bot.link
+        if Probe.DROP in position.probes and link is not None:
+            link.close(CloseReason.DROPPED, "the stream was dropped on purpose: dial again")
+            self.detach(bot.index, link)
         invalid = 0
         try:
             while True:
                 now = trio.current_time()
                 wait_until = deadline
-                if self.bot.link is None:
+                if bot.link is None:
                     gone = self._gone()
                     if gone:
                         result.outcome, result.detail = "gone", gone
                         break
-                    if self.bot.disconnected_at is not None:
-                        wait_until = min(deadline, self.bot.disconnected_at + self.reconnect_grace_s)
-                item: Reply | LinkChange | None = None
+                    if bot.disconnected_at is not None:
+                        wait_until = min(deadline, bot.disconnected_at + self.reconnect_grace_s)
+                item: InboxItem | None = None
                 with trio.move_on_after(max(0.0, wait_until - now)):
-                    item = await self._inbox.receive()
-                if item is None:
+                    item = await bot.inbox.receive()
+                if item is None or isinstance(item, Alarm):  # no watchdog here: an alarm never comes
                     if trio.current_time() >= deadline:
                         limit = int((deadline - start) * 1000)
                         result.outcome, result.detail = "timeout", f"no legal answer within {limit} ms"
@@ -523,7 +436,7 @@ class PositionRunner:
                     break
                 invalid += 1
                 time_left = 0 if tc is None else max(0, int((deadline - trio.current_time()) * 1000))
-                self._send(
+                bot.send(
                     pb.ServerMessage(
                         rejected=pb.ActionRejected(
                             request_id=request_id, reason=reason, rule=rule, time_left_ms=time_left
@@ -535,7 +448,7 @@ class PositionRunner:
                     result.detail = f"{invalid} invalid answers, the last: {reason}"
                     break
         finally:
-            self._pending = None
+            bot.pending, bot.pending_message = None, b""
             self._current = None
         if result.outcome != "answered":
             result.think_ms = int((trio.current_time() - start) * 1000)

@@ -1,7 +1,8 @@
 """The referee: runs one match as a trio task, seat by seat, decision by decision.
 
 A match knows `Seat`s, not gRPC: a seat receives messages through whatever link
-is attached to it (`send`), and its bot's messages arrive in its inbox.  Every
+is attached to it (`send`), and its bot's messages arrive in its inbox (`LinkHost`
+judges them first).  Every
 decision runs under a deadline; faults (illegal answers, timeouts, disconnects,
 crashes, protocol errors) are recorded and handled by the match's fault policy.
 
@@ -15,13 +16,11 @@ import contextlib
 import math
 import random
 import secrets
-import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import grpc
 import structlog
 import trio
 
@@ -42,24 +41,30 @@ from ..protocol import (
     request_message,
     trick_completed_event,
 )
-from ..replay.log import FAULT_POLICIES, REPLAY_FORMAT, REPLAY_VERSION, ReplayWriter
+from ..replay.log import (
+    REPLAY_FORMAT,
+    REPLAY_VERSION,
+    ConnectionEvent,
+    FaultKind,
+    FaultPolicy,
+    ReplayWriter,
+    Termination,
+)
 from ..v1 import arena_pb2 as pb
 from .record import action_line, latency_fields, replay_flusher
 from .seat import (
     ALARM,
-    MAX_BOT_MESSAGE_BYTES,
-    MAX_UNSOLICITED_PER_SECOND,
     Alarm,
+    CloseReason,
     Fault,
     InboxItem,
     Link,
     LinkChange,
-    Reply,
-    RoundTrip,
+    LinkHost,
     Seat,
     TimeControl,
-    hello_refusal,
 )
+from .seat import MatchState as MatchState  # re-exported: it lived here first
 
 log = structlog.get_logger()
 
@@ -71,7 +76,7 @@ class MatchConfig:
     seed: int
     seat_names: tuple[str, ...]
     time_control: TimeControl = TimeControl()  # noqa: RUF009 (frozen: one shared default is safe)
-    fault_policy: str = "substitute"  # or "forfeit"
+    fault_policy: FaultPolicy | str = FaultPolicy.SUBSTITUTE  # a string is made a `FaultPolicy` here
     max_invalid: int = 3
     reconnect_grace_s: float = 10.0
     start_timeout_s: float = 30.0
@@ -81,8 +86,10 @@ class MatchConfig:
             raise ValueError(
                 f"{self.variant.name} has {self.variant.seats} seats, got {len(self.seat_names)} names"
             )
-        if self.fault_policy not in FAULT_POLICIES:
-            raise ValueError(f"fault policy {self.fault_policy!r}: expected substitute or forfeit")
+        try:
+            object.__setattr__(self, "fault_policy", FaultPolicy(self.fault_policy))
+        except ValueError:
+            raise ValueError(f"fault policy {self.fault_policy!r}: expected substitute or forfeit") from None
         if self.deals < 1:
             raise ValueError("a match has at least one deal")
         if self.max_invalid < 1:
@@ -99,20 +106,13 @@ class Decided(NamedTuple):
     allowance_ms: int  # the part of think_ms not charged to the seat's clock
 
 
-class MatchState(Enum):
-    WAITING = "waiting"
-    RUNNING = "running"
-    FINISHED = "finished"
-    ABORTED = "aborted"
-
-
 class Forfeit(Exception):
     def __init__(self, fault: Fault) -> None:
         super().__init__(fault.detail)
         self.fault = fault
 
 
-class MatchRunner:
+class MatchRunner(LinkHost):
     """One match: its seats, its engine match, its replay log."""
 
     def __init__(self, match_id: str, config: MatchConfig, replay_dir: Path) -> None:
@@ -127,7 +127,7 @@ class MatchRunner:
         self.match = Match(config.variant, seed=config.seed, deals=config.deals)
         self.spectators: list[Link] = []
         self.replay_path: Path | None = None
-        self.termination = ""
+        self.termination: Termination | str = ""  # "" until the match ends
         self.forfeited: int | None = None
         self.done = trio.Event()
         self._all_ready = trio.Event()
@@ -139,107 +139,42 @@ class MatchRunner:
         self._alarm = math.inf
         self._alarm_scope: trio.CancelScope | None = None
         self._waiting: Seat | None = None
-        self.request_sizes: list[int] = []  # the first requests' sizes, for `arena bench server`
         self.log = log.bind(match_id=match_id)
 
     # ------------------------------------------------------------------ links (called on the trio thread)
 
-    def attach(self, seat_index: int, link: Link) -> None:
-        seat = self.seats[seat_index]
-        if self.state in (MatchState.FINISHED, MatchState.ABORTED):
-            link.close(grpc.StatusCode.FAILED_PRECONDITION, f"match {self.match_id} is over")
-            return
-        old = seat.link
-        if old is not None and old.open:
-            old.close(grpc.StatusCode.ABORTED, "replaced by a new connection with the same token")
-        seat.link = link
-        seat.hello = False
-        seat.round_trip = RoundTrip()  # another connection, perhaps from elsewhere
-        self.log.info("bot connected", seat=seat_index)
+    def seat_for(self, seat_index: int) -> Seat:
+        return self.seats[seat_index]
 
-    def deliver(self, seat_index: int, link: Link, message: pb.BotMessage) -> None:
-        seat = self.seats[seat_index]
-        if link is not seat.link:
-            return
-        kind = message.WhichOneof("kind")
-        answer = message.action  # empty unless kind is "action"
-        request_id = answer.request_id  # read once: each read of a protobuf field makes an object
-        pending = seat.pending
-        if kind != "action" or pending is None or request_id != pending:
-            # Answers to the pending request are paced by the referee itself; anything else is
-            # unsolicited, and a flood of it ends the stream.
-            now = time.monotonic()
-            if now - seat._window_start >= 1.0:
-                seat._window_start, seat._window_count = now, 0
-            seat._window_count += 1
-            if seat._window_count > MAX_UNSOLICITED_PER_SECOND:
-                detail = f"more than {MAX_UNSOLICITED_PER_SECOND} unsolicited messages per second"
-                self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
-                return
-        size = message.ByteSize()
-        if size > MAX_BOT_MESSAGE_BYTES:
-            detail = f"a message of {size} bytes (the limit is {MAX_BOT_MESSAGE_BYTES})"
-            self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
-            return
-        if kind == "hello":
-            hello = message.hello
-            if seat.hello:
-                self._protocol_fault(
-                    seat, grpc.StatusCode.INVALID_ARGUMENT, "a second Hello on the same stream"
-                )
-                return
-            refusal = hello_refusal(hello.protocol_version)
-            if refusal:
-                self._protocol_fault(seat, grpc.StatusCode.FAILED_PRECONDITION, refusal)
-                return
-            seat.hello = True
-            seat.hellos += 1
-            seat.bot_name, seat.bot_version = hello.bot_name, hello.bot_version
-            link.send(pb.ServerMessage(match_start=self._match_start(seat.index)))
-            if seat.pending is not None:
-                link.send(seat.pending_message)
-            was_away = seat.disconnected_at is not None
-            seat.disconnected_at = None
-            self._push(seat, LinkChange(True))
-            if was_away:
-                self._write({"type": "connection", "seat": seat.index, "event": "reconnected"})
-            self._write(
-                {
-                    "type": "hello",
-                    "seat": seat.index,
-                    "bot_name": hello.bot_name,
-                    "bot_version": hello.bot_version,
-                    "protocol_version": hello.protocol_version,
-                }
-            )
-            self._check_ready()
-        elif kind == "action":
-            if not seat.hello:
-                self._protocol_fault(seat, grpc.StatusCode.INVALID_ARGUMENT, "an ActionReply before Hello")
-                return
-            self._push(seat, Reply(request_id, answer.action))
-        else:
-            self._protocol_fault(seat, grpc.StatusCode.INVALID_ARGUMENT, "an empty or unknown BotMessage")
+    def _hello_accepted(self, seat: Seat, hello: pb.Hello, was_away: bool) -> None:
+        if was_away:
+            self._write({"type": "connection", "seat": seat.index, "event": ConnectionEvent.RECONNECTED})
+        self._write(
+            {
+                "type": "hello",
+                "seat": seat.index,
+                "bot_name": hello.bot_name,
+                "bot_version": hello.bot_version,
+                "protocol_version": hello.protocol_version,
+            }
+        )
+        self._check_ready()
 
-    def detach(self, seat_index: int, link: Link) -> None:
-        seat = self.seats[seat_index]
-        link.open = False
-        if link is not seat.link:
-            return
-        seat.link = None
-        seat.hello = False
-        seat.events = []  # a reconnecting bot's view carries their effect
-        if self.state is MatchState.RUNNING or self.state is MatchState.WAITING:
-            seat.disconnected_at = trio.current_time()
-            self._push(seat, LinkChange(False))
-            self._write({"type": "connection", "seat": seat.index, "event": "disconnected"})
-            self.log.info("bot disconnected", seat=seat_index)
+    def _link_lost(self, seat: Seat) -> None:
+        self._write({"type": "connection", "seat": seat.index, "event": ConnectionEvent.DISCONNECTED})
+        self.log.info("bot disconnected", seat=seat.index)
+
+    def _fault_recorded(self, seat: Seat, detail: str) -> None:
+        fault = Fault(seat.index, FaultKind.PROTOCOL, detail)
+        seat.faults.append(fault)
+        self._write({"type": "fault", **fault.to_dict()})
 
     def mark_crashed(self, seat_index: int, detail: str) -> None:
         """The launcher saw the bot's process end: later faults of this seat are crashes."""
         seat = self.seats[seat_index]
         seat.crashed = True
-        self._write({"type": "connection", "seat": seat_index, "event": "crashed", "detail": detail})
+        line = {"type": "connection", "seat": seat_index, "event": ConnectionEvent.CRASHED, "detail": detail}
+        self._write(line)
         self._push(seat, LinkChange(False))  # a pending decision applies the fault policy now
         self._check_ready()
 
@@ -247,22 +182,6 @@ class MatchRunner:
         """The match starts once every seat has said Hello or its bot is known to be dead."""
         if all(s.hello or s.crashed for s in self.seats):
             self._all_ready.set()
-
-    def _push(self, seat: Seat, item: Reply | LinkChange) -> None:
-        try:
-            seat.inbox.send_nowait(item)
-        except trio.WouldBlock:
-            self._protocol_fault(seat, grpc.StatusCode.RESOURCE_EXHAUSTED, "too many messages in flight")
-
-    def _protocol_fault(self, seat: Seat, code: grpc.StatusCode, detail: str) -> None:
-        fault = Fault(seat.index, "protocol", detail)
-        seat.faults.append(fault)
-        self._write({"type": "fault", **fault.to_dict()})
-        self.log.warning("protocol fault", seat=seat.index, detail=detail)
-        if seat.link is not None:
-            link = seat.link
-            link.close(code, detail)
-            self.detach(seat.index, link)
 
     # ------------------------------------------------------------------ the match
 
@@ -347,9 +266,9 @@ class MatchRunner:
             self.log.info("match started", variant=c.variant.name, deals=c.deals)
             try:
                 await self._play_watched()
-                self.termination = "completed"
+                self.termination = Termination.COMPLETED
             except Forfeit as forfeit:
-                self.termination = "forfeit"
+                self.termination = Termination.FORFEIT
                 self.forfeited = forfeit.fault.seat
             split = self.match.final_split()
             self._write(
@@ -375,11 +294,11 @@ class MatchRunner:
             self.log.info("match finished", termination=self.termination, scores=self.match.scores)
         except BaseException:
             self.state = MatchState.ABORTED
-            self.termination = "aborted"
+            self.termination = Termination.ABORTED
             self._writer.abandon()
             for seat in self.seats:
                 if seat.link is not None:
-                    seat.link.close(grpc.StatusCode.ABORTED, "the match was aborted")
+                    seat.link.close(CloseReason.ABORTED, "the match was aborted")
             raise
         finally:
             for spectator in self.spectators:
@@ -450,32 +369,10 @@ class MatchRunner:
                 assert seat is not None
                 tricks_before = len(state.tricks)
                 decision = await self._decide(self.seats[seat], state, views, deal, len(notes))
-                action, think_ms, fault = decision.action, decision.think_ms, decision.fault
+                action = decision.action
                 state.apply(action)
                 self.decisions += 1
-                note: dict[str, Any] = {"think_ms": think_ms}
-                if fault is not None:
-                    note["fault"] = {"kind": fault.kind, "detail": fault.detail}
-                notes.append(note)
-                latency = ""
-                if allowance_on:
-                    latency = latency_fields(decision.rtt_ms, decision.allowance_ms)
-                if fault is None and self._writer is not None:
-                    self._writer.write_json(
-                        action_line(deal, len(notes) - 1, seat, action, think_ms, latency)
-                    )
-                else:
-                    line = {
-                        "type": "action",
-                        "deal": deal,
-                        "step": len(notes) - 1,
-                        "seat": seat,
-                        "action": action.to_dict(),
-                        **note,
-                    }
-                    if allowance_on:
-                        line.update(rtt_ms=decision.rtt_ms, allowance_ms=decision.allowance_ms)
-                    self._write(line)
+                self._record(decision, deal, seat, notes, allowance_on)
                 public = action if action.type != "discard" else Action("discard")  # the card stays hidden
                 self.broadcast(action_taken_event(deal, seat, public))
                 if len(state.tricks) > tricks_before:
@@ -501,6 +398,26 @@ class MatchRunner:
             for each in self.seats:
                 each.flush_events()
 
+    def _record(
+        self, decision: Decided, deal: int, seat: int, notes: list[dict[str, Any]], allowance_on: bool
+    ) -> None:
+        """Write the decision's `action` line, and keep its note for the deal's record."""
+        action, think_ms, fault = decision.action, decision.think_ms, decision.fault
+        note: dict[str, Any] = {"think_ms": think_ms}
+        if fault is not None:
+            note["fault"] = {"kind": fault.kind, "detail": fault.detail}
+        notes.append(note)
+        step = len(notes) - 1
+        if fault is None and self._writer is not None:  # the common line, encoded by hand
+            latency = latency_fields(decision.rtt_ms, decision.allowance_ms) if allowance_on else ""
+            self._writer.write_json(action_line(deal, step, seat, action, think_ms, latency))
+            return
+        line = {"type": "action", "deal": deal, "step": step, "seat": seat, "action": action.to_dict()}
+        line.update(note)
+        if allowance_on:
+            line.update(rtt_ms=decision.rtt_ms, allowance_ms=decision.allowance_ms)
+        self._write(line)
+
     async def _decide(
         self, seat: Seat, state: DealState, views: ViewEncoder, deal: int, step: int
     ) -> Decided:
@@ -509,24 +426,17 @@ class MatchRunner:
         Under a latency allowance the seat's round-trip estimate, capped by the allowance, is
         added to its deadline and taken off the time charged (never more than the decision took).
         """
-        c = self.config
-        tc = c.time_control
+        tc = self.config.time_control
         legal = state.legal_actions()
         limit_ms = tc.per_decision_ms + seat.bank_ms
-        rtt_ms: int | None = None
-        credit_ms = 0
-        if tc.latency_allowance_ms:
-            rtt_ms = seat.round_trip.estimate_ms()
-            if rtt_ms is not None:
-                credit_ms = min(rtt_ms, tc.latency_allowance_ms)
+        rtt_ms = seat.round_trip.estimate_ms() if tc.latency_allowance_ms else None
+        credit_ms = min(rtt_ms, tc.latency_allowance_ms) if rtt_ms is not None else 0
         request_id = next(self._request_ids)
         data = request_message(
             request_id, deal, views.view(seat.index), legal, limit_ms, seat.bank_ms, seat.events
         )
         seat.events = []
         seat.pending, seat.pending_message = request_id, data
-        if len(self.request_sizes) < 200:
-            self.request_sizes.append(len(data))
         start = trio.current_time()
         deadline = start + (limit_ms + credit_ms) / 1000
         sent_on = seat.link if seat.hello else None  # a round-trip sample needs one connection
@@ -535,18 +445,40 @@ class MatchRunner:
             # a killed server loses at most the move in flight.
             self._writer.flush()
         seat.send(data)
-        invalid = 0
-        fault: Fault | None = None
-        action: Action | None = None
+        rejected_before = seat.rejected
         self._waiting = seat
-        while action is None and fault is None:
+        answer = await self._answer(seat, state, legal, request_id, deadline, limit_ms)
+        seat.pending, seat.pending_message = None, b""
+        self._waiting = None
+        elapsed_ms = (trio.current_time() - start) * 1000
+        think_ms = int(elapsed_ms)
+        used_ms = min(credit_ms, think_ms)
+        if isinstance(answer, Fault):
+            return Decided(self._fault(seat, answer, legal, deal, step), think_ms, answer, rtt_ms, used_ms)
+        if seat.rejected == rejected_before and sent_on is not None and seat.link is sent_on:
+            seat.round_trip.add(elapsed_ms)
+        self._charge(seat, think_ms - used_ms)
+        return Decided(answer, think_ms, None, rtt_ms, used_ms)
+
+    async def _answer(
+        self,
+        seat: Seat,
+        state: DealState,
+        legal: Sequence[Action],
+        request_id: int,
+        deadline: float,
+        limit_ms: int,
+    ) -> Action | Fault:
+        """Wait for a legal answer to `request_id`: the action, or the fault that ended the wait."""
+        c = self.config
+        invalid = 0
+        while True:
             now = trio.current_time()
             wait_until = deadline
             if seat.disconnected_at is not None:
                 grace_end = seat.disconnected_at + c.reconnect_grace_s
                 if seat.crashed or grace_end <= now:
-                    fault = Fault(seat.index, "crash" if seat.crashed else "disconnect", "no bot connected")
-                    break
+                    return Fault(seat.index, self._absent(seat), "no bot connected")
                 wait_until = min(deadline, grace_end)
             item: InboxItem | None = None
             if now < wait_until:
@@ -554,12 +486,8 @@ class MatchRunner:
                 item = await seat.inbox.receive()
             if item is None or isinstance(item, Alarm):
                 if trio.current_time() >= deadline:
-                    kind = (
-                        "timeout"
-                        if seat.disconnected_at is None
-                        else ("crash" if seat.crashed else "disconnect")
-                    )
-                    fault = Fault(seat.index, kind, f"no answer within {limit_ms} ms")
+                    kind = FaultKind.TIMEOUT if seat.disconnected_at is None else self._absent(seat)
+                    return Fault(seat.index, kind, f"no answer within {limit_ms} ms")
                 continue
             if isinstance(item, LinkChange) or item.request_id != request_id:
                 continue  # a stale or early reply is ignored (see the .proto)
@@ -568,48 +496,50 @@ class MatchRunner:
                 if candidate not in legal:
                     state.apply(candidate)  # raises IllegalActionError naming the rule
                     raise AssertionError("an action outside the legal list was accepted")  # pragma: no cover
-                action = candidate
+                return candidate
             except (IllegalActionError, ActionError) as exc:
                 invalid += 1
-                seat.rejected += 1
-                rule = exc.rule if isinstance(exc, IllegalActionError) else "protocol"
-                time_left = max(0, int((deadline - trio.current_time()) * 1000))
-                seat.send(
-                    pb.ServerMessage(
-                        rejected=pb.ActionRejected(
-                            request_id=request_id, reason=str(exc), rule=rule, time_left_ms=time_left
-                        )
-                    )
-                )
+                self._reject(seat, request_id, exc, deadline)
                 if invalid >= c.max_invalid:
-                    fault = Fault(seat.index, "illegal", f"{invalid} invalid answers, the last: {exc}")
-        seat.pending, seat.pending_message = None, b""
-        self._waiting = None
-        elapsed_ms = (trio.current_time() - start) * 1000
-        think_ms = int(elapsed_ms)
-        used_ms = min(credit_ms, think_ms)
-        if fault is None and invalid == 0 and sent_on is not None and seat.link is sent_on:
-            seat.round_trip.add(elapsed_ms)
-        if fault is not None:
-            seat.faults.append(fault)
-            if fault.kind == "timeout":
-                seat.bank_ms = 0
-            self.broadcast(
-                pb.Event(
-                    deal=deal, fault=pb.Fault(seat=seat.index, kind=fault.kind, detail=fault.public_detail)
-                )
-            )
-            self.log.warning(
-                "fault", seat=seat.index, kind=fault.kind, detail=fault.detail, deal=deal, step=step
-            )
-            if c.fault_policy == "forfeit":
-                raise Forfeit(fault)
-            # substitute: a legal action chosen deterministically from the match seed
-            action = random.Random(f"{c.seed}:substitute:{deal}:{step}").choice(legal)
-        else:
-            over = think_ms - used_ms - tc.per_decision_ms
-            if over > 0:
-                seat.bank_ms = max(0, seat.bank_ms - over)
-            seat.bank_ms += tc.increment_ms
-        assert action is not None
-        return Decided(action, think_ms, fault, rtt_ms, used_ms)
+                    return Fault(seat.index, FaultKind.ILLEGAL, f"{invalid} invalid answers, the last: {exc}")
+
+    @staticmethod
+    def _absent(seat: Seat) -> FaultKind:
+        """The fault of a seat whose bot is not connected."""
+        return FaultKind.CRASH if seat.crashed else FaultKind.DISCONNECT
+
+    def _reject(
+        self, seat: Seat, request_id: int, exc: IllegalActionError | ActionError, deadline: float
+    ) -> None:
+        """Tell the bot why its answer is refused; it may answer again before the deadline."""
+        seat.rejected += 1
+        rule = exc.rule if isinstance(exc, IllegalActionError) else "protocol"
+        time_left = max(0, int((deadline - trio.current_time()) * 1000))
+        reason = str(exc)
+        rejected = pb.ActionRejected(request_id=request_id, reason=reason, rule=rule, time_left_ms=time_left)
+        seat.send(pb.ServerMessage(rejected=rejected))
+
+    def _fault(self, seat: Seat, fault: Fault, legal: Sequence[Action], deal: int, step: int) -> Action:
+        """Record `fault` and tell every seat; the action the fault policy plays for the seat, or
+        `Forfeit`."""
+        c = self.config
+        seat.faults.append(fault)
+        if fault.kind is FaultKind.TIMEOUT:
+            seat.bank_ms = 0
+        self.broadcast(
+            pb.Event(deal=deal, fault=pb.Fault(seat=seat.index, kind=fault.kind, detail=fault.public_detail))
+        )
+        self.log.warning("fault", seat=seat.index, kind=fault.kind, detail=fault.detail, deal=deal, step=step)
+        if c.fault_policy == FaultPolicy.FORFEIT:
+            raise Forfeit(fault)
+        # substitute: a legal action chosen deterministically from the match seed
+        return random.Random(f"{c.seed}:substitute:{deal}:{step}").choice(legal)
+
+    def _charge(self, seat: Seat, charged_ms: int) -> None:
+        """Charge a decision's time to the seat's clock: what exceeds `per_decision_ms` comes off
+        the bank, then the increment is added."""
+        tc = self.config.time_control
+        over = charged_ms - tc.per_decision_ms
+        if over > 0:
+            seat.bank_ms = max(0, seat.bank_ms - over)
+        seat.bank_ms += tc.increment_ms

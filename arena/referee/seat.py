@@ -1,21 +1,26 @@
-"""A match's seats: where a seat's messages go (`Link`), what reaches it (its `Inbox` and the
-inbox's items), its clock (`TimeControl`, the bank each `Seat` keeps) and the limits on what its
-bot may send.
+"""A match's seats: where a seat's messages go (`Link`, and why the referee closes one:
+`CloseReason`), what reaches it (its `Inbox` and the inbox's items), its clock (`TimeControl`,
+the bank each `Seat` keeps), the limits on what its bot may send, and `LinkHost`, the bot streams'
+side shared by the hosts of seats (a match, a position runner).
 
 The runner (`arena.referee.runner`) owns the seats and decides; this module holds no match logic.
+No transport either: a link is anything with `send` and `close`, and the transport (arena/server)
+maps a `CloseReason` to its own status.
 """
 
 from __future__ import annotations
 
+import enum
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-import grpc
 import outcome
 import trio
 
 from ..protocol import event_batch_message
+from ..replay.log import FaultKind
 from ..v1 import arena_pb2 as pb
 
 INBOX_SIZE = 16
@@ -23,8 +28,8 @@ MAX_UNSOLICITED_PER_SECOND = 100  # messages that answer no pending request
 MAX_BOT_MESSAGE_BYTES = 16 * 1024  # an answer is a few dozen bytes
 
 # The protocol versions this server speaks (`Hello.protocol_version`). A Hello naming another one
-# is refused: a protocol fault of the seat, and the stream ends with FAILED_PRECONDITION and
-# `hello_refusal`'s text. A Hello with version 0 (the field unset, as bots written before the field
+# is refused: a protocol fault of the seat, and the stream ends (`CloseReason.UNSUPPORTED_VERSION`)
+# with `hello_refusal`'s text. A Hello with version 0 (the field unset, as bots written before the field
 # was checked send it) is accepted as version 1, the first version, for compatibility.
 PROTOCOL_VERSIONS = (1,)
 
@@ -37,6 +42,21 @@ def hello_refusal(protocol_version: int) -> str:
     return f"protocol version {protocol_version} is not spoken here; this server speaks {spoken}"
 
 
+class CloseReason(enum.Enum):
+    """Why the referee ends a bot's stream before its normal end (a `close()` without a reason).
+
+    The transport says it in its own terms: arena/server/bridge.py maps each to a gRPC status."""
+
+    OVER = "over"  # the match (or run) has ended already
+    REPLACED = "replaced"  # a new connection with the same token took the seat
+    INVALID = "invalid"  # a message the protocol does not allow at this point
+    EXHAUSTED = "exhausted"  # too large, too many unsolicited, or too many in flight
+    UNSUPPORTED_VERSION = "unsupported version"  # a Hello of a protocol version not spoken here
+    ABORTED = "aborted"  # the match (or run) was aborted
+    DROPPED = "dropped"  # broken on purpose (a conformance probe): the bot must dial again
+    REVOKED = "revoked"  # the bot's token no longer speaks for the seat
+
+
 class Link(Protocol):
     """Where a seat's messages go: a bot stream (or a test double)."""
 
@@ -44,7 +64,14 @@ class Link(Protocol):
 
     def send(self, message: Any) -> None: ...
 
-    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None: ...
+    def close(self, reason: CloseReason | None = None, details: str = "") -> None: ...
+
+
+class MatchState(enum.Enum):
+    WAITING = "waiting"
+    RUNNING = "running"
+    FINISHED = "finished"
+    ABORTED = "aborted"
 
 
 @dataclass(frozen=True)
@@ -127,17 +154,21 @@ class Inbox:
         item: InboxItem = await trio.lowlevel.wait_task_rescheduled(abort)
         return item
 
+    def clear(self) -> None:
+        """Drop the items waiting (what came before a new request does not count)."""
+        self._items.clear()
+
 
 @dataclass
 class Fault:
     seat: int
-    kind: str
+    kind: FaultKind
     detail: str  # for the replay log and the faulting bot: may name cards of its hand
 
     @property
     def public_detail(self) -> str:
         """What the other seats may read: an illegal answer's reason would tell them about the hand."""
-        return "too many invalid answers" if self.kind == "illegal" else self.detail
+        return "too many invalid answers" if self.kind is FaultKind.ILLEGAL else self.detail
 
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "kind": self.kind, "detail": self.detail}
@@ -209,3 +240,134 @@ class Seat:
         if self.events:
             self.send(event_batch_message(self.events))
             self.events = []
+
+
+class LinkHost:
+    """The server's side of the bot streams of some seats, shared by `MatchRunner` and
+    `PositionRunner`: attaching a link (and closing the one it replaces), judging what a bot sends
+    before its decisions see it (the limits, Hello, the protocol faults), detaching.
+
+    A subclass says which seat a stream speaks for (`seat_for`), what its `MatchStart` says, and
+    what an accepted Hello, a protocol fault and a lost link mean to it (the hooks, which do
+    nothing here but `_fault_recorded`). The transport calls `attach`, `deliver` and `detach` on
+    the trio thread.
+    """
+
+    match_id: str
+    state: MatchState
+    log: Any  # a bound structlog logger
+
+    def seat_for(self, seat_index: int) -> Seat:
+        raise NotImplementedError
+
+    def _match_start(self, seat: int) -> pb.MatchStart:
+        raise NotImplementedError
+
+    def _hello_accepted(self, seat: Seat, hello: pb.Hello, was_away: bool) -> None:
+        """After the seat's state says so and the bot has its MatchStart (and pending request)."""
+
+    def _fault_recorded(self, seat: Seat, detail: str) -> None:
+        """Record a protocol fault of `seat`; its stream ends right after."""
+        raise NotImplementedError
+
+    def _link_lost(self, seat: Seat) -> None:
+        """The seat's link is gone while the host runs or waits (`disconnected_at` is set)."""
+
+    def _over(self) -> bool:
+        return self.state is MatchState.FINISHED or self.state is MatchState.ABORTED
+
+    def attach(self, seat_index: int, link: Link) -> None:
+        seat = self.seat_for(seat_index)
+        if self._over():
+            link.close(CloseReason.OVER, f"match {self.match_id} is over")
+            return
+        old = seat.link
+        if old is not None and old.open:
+            old.close(CloseReason.REPLACED, "replaced by a new connection with the same token")
+        seat.link = link
+        seat.hello = False
+        seat.round_trip = RoundTrip()  # another connection, perhaps from elsewhere
+        self.log.info("bot connected", seat=seat.index)
+
+    def deliver(self, seat_index: int, link: Link, message: pb.BotMessage) -> None:
+        seat = self.seat_for(seat_index)
+        if link is not seat.link:
+            return
+        kind = message.WhichOneof("kind")
+        answer = message.action  # empty unless kind is "action"
+        request_id = answer.request_id  # read once: each read of a protobuf field makes an object
+        pending = seat.pending
+        if kind != "action" or pending is None or request_id != pending:
+            if self._over():
+                return  # the bot has not seen its stream end yet
+            # Answers to the pending request are paced by the referee itself; anything else is
+            # unsolicited, and a flood of it ends the stream.
+            now = time.monotonic()
+            if now - seat._window_start >= 1.0:
+                seat._window_start, seat._window_count = now, 0
+            seat._window_count += 1
+            if seat._window_count > MAX_UNSOLICITED_PER_SECOND:
+                detail = f"more than {MAX_UNSOLICITED_PER_SECOND} unsolicited messages per second"
+                self._protocol_fault(seat, CloseReason.EXHAUSTED, detail)
+                return
+        size = message.ByteSize()
+        if size > MAX_BOT_MESSAGE_BYTES:
+            detail = f"a message of {size} bytes (the limit is {MAX_BOT_MESSAGE_BYTES})"
+            self._protocol_fault(seat, CloseReason.EXHAUSTED, detail)
+            return
+        if kind == "hello":
+            self._hello(seat, link, message.hello)
+        elif kind == "action":
+            if not seat.hello:
+                self._protocol_fault(seat, CloseReason.INVALID, "an ActionReply before Hello")
+                return
+            self._push(seat, Reply(request_id, answer.action))
+        else:
+            self._protocol_fault(seat, CloseReason.INVALID, "an empty or unknown BotMessage")
+
+    def _hello(self, seat: Seat, link: Link, hello: pb.Hello) -> None:
+        if seat.hello:
+            self._protocol_fault(seat, CloseReason.INVALID, "a second Hello on the same stream")
+            return
+        refusal = hello_refusal(hello.protocol_version)
+        if refusal:
+            self._protocol_fault(seat, CloseReason.UNSUPPORTED_VERSION, refusal)
+            return
+        seat.hello = True
+        seat.hellos += 1
+        seat.bot_name, seat.bot_version = hello.bot_name, hello.bot_version
+        link.send(pb.ServerMessage(match_start=self._match_start(seat.index)))
+        if seat.pending is not None:
+            link.send(seat.pending_message)
+        was_away = seat.disconnected_at is not None
+        seat.disconnected_at = None
+        self._push(seat, LinkChange(True))
+        self._hello_accepted(seat, hello, was_away)
+
+    def detach(self, seat_index: int, link: Link) -> None:
+        seat = self.seat_for(seat_index)
+        link.open = False
+        if link is not seat.link:
+            return
+        seat.link = None
+        seat.hello = False
+        seat.events = []  # a reconnecting bot's view carries their effect
+        if self.state is MatchState.RUNNING or self.state is MatchState.WAITING:
+            seat.disconnected_at = trio.current_time()
+            self._push(seat, LinkChange(False))
+            self._link_lost(seat)
+
+    def _push(self, seat: Seat, item: Reply | LinkChange) -> None:
+        try:
+            seat.inbox.send_nowait(item)
+        except trio.WouldBlock:
+            self._protocol_fault(seat, CloseReason.EXHAUSTED, "too many messages in flight")
+
+    def _protocol_fault(self, seat: Seat, reason: CloseReason, detail: str) -> None:
+        """Record the fault and end the seat's stream."""
+        self._fault_recorded(seat, detail)
+        self.log.warning("protocol fault", seat=seat.index, detail=detail)
+        if seat.link is not None:
+            link = seat.link
+            link.close(reason, detail)
+            self.detach(seat.index, link)

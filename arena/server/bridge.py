@@ -25,9 +25,23 @@ import grpc
 import structlog
 import trio
 
+from ..referee.seat import CloseReason
 from ..v1 import arena_pb2 as pb
 
 log = structlog.get_logger()
+
+# How a bot stream ends when the referee closes it for a reason: the one place where the
+# referee's reasons become gRPC statuses.
+CLOSE_STATUS: dict[CloseReason, grpc.StatusCode] = {
+    CloseReason.OVER: grpc.StatusCode.FAILED_PRECONDITION,
+    CloseReason.REPLACED: grpc.StatusCode.ABORTED,
+    CloseReason.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
+    CloseReason.EXHAUSTED: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    CloseReason.UNSUPPORTED_VERSION: grpc.StatusCode.FAILED_PRECONDITION,
+    CloseReason.ABORTED: grpc.StatusCode.ABORTED,
+    CloseReason.DROPPED: grpc.StatusCode.UNAVAILABLE,
+    CloseReason.REVOKED: grpc.StatusCode.UNAUTHENTICATED,
+}
 
 OUTBOX_LIMIT = 512
 """Messages queued for one bot; a bot that stops reading is dropped past this."""
@@ -214,10 +228,12 @@ class BotLink:
         if self.open:
             self.bridge.to_aio(self._put, message)
 
-    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
-        """From trio: end the stream, with an error status if `code` is given."""
+    def close(self, reason: CloseReason | grpc.StatusCode | None = None, details: str = "") -> None:
+        """From trio: end the stream, with an error status for a `reason` (the referee's, mapped by
+        `CLOSE_STATUS`, or a status of the transport's own, as the lobby gives)."""
         if self.open:
             self.open = False
+            code = CLOSE_STATUS[reason] if isinstance(reason, CloseReason) else reason
             self.bridge.to_aio(self.outbox.put_nowait, Close(code, details))
 
     def _put(self, message: Any) -> None:  # aio thread

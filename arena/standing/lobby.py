@@ -23,6 +23,7 @@ import structlog
 import trio
 
 from ..live import Hub
+from ..referee.seat import CloseReason
 from ..v1 import arena_pb2 as pb
 from .cluster import Cluster
 from .config import ArenaConfig
@@ -173,7 +174,7 @@ class Lobby:
                     state.hub.revoke_seat(runner.seats[seat].token)
                     link = runner.seats[seat].link
                     if link is not None:
-                        link.close(grpc.StatusCode.UNAUTHENTICATED, "the bot token was revoked")
+                        link.close(CloseReason.REVOKED, "the bot token was revoked")
                         runner.detach(seat, link)
         log.warning("bot revoked", bot=name)
 
