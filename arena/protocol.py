@@ -2,7 +2,8 @@
 
 No I/O and no state: the server builds its messages with these functions.
 
-* `view_message(view)`: an `observation(state, seat)` dict → `View`. Absent values get the
+* `view_message(view)`: a seat's `SeatView` (`arena.engine.views.seat_view`) → `View`, the
+  reference encoder. Absent values get the
   wire's "absent" marks: `to_act` −1 when the deal is over, `sitting_out` −1 without a seat out,
   `trick.winner` −1 for the trick in progress; the optional Taroks flags only when published;
   american: `declarer` and `petit_sec` −1 when there is none, `partner` only when the seat knows it.
@@ -13,21 +14,31 @@ No I/O and no state: the server builds its messages with these functions.
 The referee's hot path skips the message objects: `ViewEncoder(state).view(seat)` writes a
 seat's `View` straight to wire bytes from the deal state, and `request_message`,
 `event_batch_message`, `action_taken_event` and `trick_completed_event` wrap bytes the same
-way. Building nested upb messages from an observation dict took most of a decision's CPU;
-here the parts that do not change (a seat's fixed facts, completed tricks, declarations) are
-encoded once per deal. The bytes parse to exactly the message `view_message(observation(…))`
-builds: tests/test_protocol.py checks it for every seat at every step of every variant.
+way. Building nested upb messages, or even a `SeatView`, per decision costs more than the
+encoding itself; here the parts that do not change (a seat's fixed facts, completed tricks,
+declarations) are encoded once per deal, and what a seat may see is asked of the same
+functions `seat_view` uses (`own_discard`, `public_contract`, `visible_talon`, `known_partner`).
+Every field number is read from the generated descriptor, so arena.proto stays the only source
+of them. The bytes parse to exactly the message `view_message(seat_view(…))` builds:
+tests/test_protocol.py checks it for every seat at every step of every variant and option set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from arena.engine import CARDS, Action, ActionError, DealState
-from arena.engine.deal import BID, PLAY, Announcement, Declaration, Trick
-from arena.engine.views import known_partner
+from arena.engine.deal import PLAY, Announcement, Declaration, Trick
+from arena.engine.views import (
+    PublicDeclaration,
+    SeatView,
+    known_partner,
+    own_discard,
+    public_contract,
+    visible_talon,
+)
 from arena.v1 import arena_pb2
 
 __all__ = [
@@ -100,102 +111,99 @@ def legal_messages(actions: Iterable[Action | str]) -> list[arena_pb2.Action]:
 # --------------------------------------------------------------------------- views
 
 
-def _plays(cards: Sequence[Sequence[Any]]) -> list[arena_pb2.Play]:
-    return [arena_pb2.Play(seat=int(seat), card=str(card)) for seat, card in cards]
-
-
-def _trick(data: Mapping[str, Any], number: int, winner: int) -> arena_pb2.Trick:
+def _trick(
+    number: int,
+    leader: int,
+    plays: Iterable[tuple[int, Any]],
+    winner: int,
+    designation: str | None,
+    redesignation: str | None,
+) -> arena_pb2.Trick:
     return arena_pb2.Trick(
         number=number,
-        leader=int(data["leader"]),
-        cards=_plays(data.get("cards", ())),
+        leader=leader,
+        cards=[arena_pb2.Play(seat=seat, card=str(card)) for seat, card in plays],
         winner=winner,
-        designation=data.get("designation") or "",
-        redesignation=data.get("redesignation") or "",
+        designation=designation or "",
+        redesignation=redesignation or "",
     )
 
 
-def _declaration(data: Mapping[str, Any]) -> arena_pb2.Declaration:
-    message = arena_pb2.Declaration(
-        seat=int(data["seat"]),
-        name=str(data["name"]),
-        suit=data.get("suit") or "",
-        size=int(data["size"]),
-        value=int(data["value"]),
-    )
-    if data.get("with_fool") is not None:
-        message.with_fool = bool(data["with_fool"])
-    if data.get("with_pagat") is not None:
-        message.with_pagat = bool(data["with_pagat"])
-    message.cards.extend(str(c) for c in data.get("cards", ()))
+def _declaration(d: PublicDeclaration) -> arena_pb2.Declaration:
+    message = arena_pb2.Declaration(seat=d.seat, name=d.name, suit=d.suit or "", size=d.size, value=d.value)
+    if d.with_fool is not None:
+        message.with_fool = d.with_fool
+    if d.with_pagat is not None:
+        message.with_pagat = d.with_pagat
+    message.cards.extend(str(c) for c in d.shown)
     return message
 
 
-def view_message(view: Mapping[str, Any], trick_cache: list[arena_pb2.Trick] | None = None) -> arena_pb2.View:
-    """The `View` message of an `observation(state, seat)` dict.
+def view_message(view: SeatView | Mapping[str, Any]) -> arena_pb2.View:
+    """The `View` message of a seat's view: the reference encoder (`ViewEncoder` must equal it).
 
-    Every field of `View` is filled. Keys of the dict that are not part of a view
-    (`legal_actions`, sent in the `DecisionRequest`; `result`, sent in `DealEnded`) are ignored.
-    `trick_cache`, one list per deal shared by all seats, keeps the completed tricks encoded:
-    they never change and every view holds them all, so each is encoded once.
+    Every field of `View` is filled. What is not part of a view (`legal_actions`, sent in the
+    `DecisionRequest`; `result`, sent in `DealEnded`) is left out. An `observation()` dict is
+    read back into its `SeatView` first; callers that hold the state pass `seat_view(state, seat)`.
     """
-    tricks = view.get("tricks", ())
-    if trick_cache is None:
-        encoded = [_trick(t, int(t["number"]), int(t["winner"])) for t in tricks]
-    else:
-        trick_cache.extend(_trick(t, int(t["number"]), int(t["winner"])) for t in tricks[len(trick_cache) :])
-        encoded = trick_cache[: len(tricks)]
-    to_act = view.get("to_act")
-    sitting_out = view.get("sitting_out")
-    trick_number = int(view.get("trick_number", 0))
+    if not isinstance(view, SeatView):
+        view = SeatView.from_dict(view)
+    to_act = view.to_act
     message = arena_pb2.View(
-        variant=str(view["variant"]),
-        seat=int(view["seat"]),
-        dealer=int(view["dealer"]),
-        forehand=int(view["forehand"]),
-        order=[int(s) for s in view.get("order", ())],
-        phase=str(view["phase"]),
-        to_act=-1 if to_act is None else int(to_act),
-        trick_number=trick_number,
-        hand=[str(c) for c in view.get("hand", ())],
-        hand_sizes=[int(n) for n in view.get("hand_sizes", ())],
-        tricks_won=[int(n) for n in view.get("tricks_won", ())],
-        declarations=[_declaration(d) for d in view.get("declarations", ())],
-        tricks=encoded,
-        skat=[str(c) for c in view.get("skat", ())],
+        variant=view.variant,
+        seat=view.seat,
+        dealer=view.dealer,
+        forehand=view.forehand,
+        order=view.order,
+        phase=view.phase,
+        to_act=-1 if to_act is None else to_act,
+        trick_number=view.trick_number,
+        hand=[str(c) for c in view.hand],
+        hand_sizes=view.hand_sizes,
+        tricks_won=view.tricks_won,
+        declarations=[_declaration(d) for d in view.declarations],
+        tricks=[
+            _trick(t.number, t.leader, t.plays, t.winner, t.designation, t.redesignation) for t in view.tricks
+        ],
+        skat=[str(c) for c in view.skat],
         announcements=[
-            arena_pb2.Announcement(seat=int(a["seat"]), name=str(a["name"]), trick=int(a["trick"]))
-            for a in view.get("announcements", ())
+            arena_pb2.Announcement(seat=a.seat, name=a.name, trick=a.trick) for a in view.announcements
         ],
         round_answers=[
-            arena_pb2.RoundAnswer(round=str(r["round"]), seat=int(r["seat"]), answer=str(r["answer"]))
-            for r in view.get("round_answers", ())
+            arena_pb2.RoundAnswer(round=r.round, seat=r.seat, answer=r.answer) for r in view.round_answers
         ],
-        pots_start={str(k): int(v) for k, v in view.get("pots_start", {}).items()},
-        sitting_out=-1 if sitting_out is None else int(sitting_out),
-        options={str(k): str(v) for k, v in view.get("options", {}).items()},
+        pots_start=view.pots_start or {},
+        sitting_out=-1 if view.sitting_out is None else view.sitting_out,
+        options=view.options,
     )
-    current = view.get("trick")
-    if current:
-        message.trick.CopyFrom(_trick(current, trick_number, -1))
+    current = view.trick
+    if current is not None:
+        message.trick.CopyFrom(
+            _trick(
+                view.trick_number,
+                current.leader,
+                current.plays,
+                -1,
+                current.designation,
+                current.redesignation,
+            )
+        )
     else:  # no card played yet: an empty trick in progress, led by the seat to act in play
-        message.trick.number = trick_number
+        message.trick.number = view.trick_number
         message.trick.winner = -1
-        if view.get("phase") == "play" and to_act is not None:
-            message.trick.leader = int(to_act)
-    skat_public = view.get("skat_public")
-    if skat_public:
-        message.skat_public.taroks = int(skat_public.get("taroks", 0))
-        message.skat_public.shown.extend(str(c) for c in skat_public.get("shown", ()))
+        if view.phase == PLAY and to_act is not None:
+            message.trick.leader = to_act
+    if view.skat_public is not None:
+        message.skat_public.taroks = view.skat_public.taroks
+        message.skat_public.shown.extend(view.skat_public.shown)
     # american (AM-BID, AM-CALL, AM-TAL, AM-DEAL-2)
-    message.contract = str(view.get("contract", ""))
-    declarer, petit_sec = view.get("declarer"), view.get("petit_sec")
-    message.declarer = -1 if declarer is None else int(declarer)
-    message.petit_sec = -1 if petit_sec is None else int(petit_sec)
-    message.called = str(view.get("called", ""))
-    message.talon.extend(str(c) for c in view.get("talon", ()))
-    if view.get("partner") is not None:
-        message.partner = int(view["partner"])
+    message.contract = view.contract or ""
+    message.declarer = -1 if view.declarer is None else view.declarer
+    message.petit_sec = -1 if view.petit_sec is None else view.petit_sec
+    message.called = "" if view.called is None else str(view.called)
+    message.talon.extend(str(c) for c in view.talon or ())
+    if view.partner is not None:
+        message.partner = view.partner
     return message
 
 
@@ -205,6 +213,83 @@ def view_message(view: Mapping[str, Any], trick_cache: list[arena_pb2.Trick] | N
 # a varint (type 0) or length-prefixed bytes (type 2); fields may come in any order and a
 # message is the concatenation of its fields. Like protobuf's own serializer, these helpers
 # leave out zero scalars and empty strings; submessages are written even when empty (presence).
+
+
+def _numbers(message: Any, *names: str) -> dict[str, int]:
+    """Field numbers of a generated message class, by name: arena.proto is their one source."""
+    fields = message.DESCRIPTOR.fields_by_name
+    numbers = {name: int(fields[name].number) for name in names}
+    assert all(0 < n < 32 for n in numbers.values()), "the key tables below cover fields 1…31"
+    return numbers
+
+
+_VIEW = arena_pb2.View
+_V = _numbers(
+    _VIEW,
+    *("variant", "seat", "dealer", "forehand", "order", "phase", "to_act", "trick_number", "hand"),
+    *("hand_sizes", "tricks_won", "declarations", "tricks", "trick", "skat", "skat_public"),
+    *("announcements", "round_answers", "pots_start", "sitting_out", "options", "contract"),
+    *("declarer", "called", "partner", "talon", "petit_sec"),
+)
+V_VARIANT: Final = _V["variant"]
+V_SEAT: Final = _V["seat"]
+V_DEALER: Final = _V["dealer"]
+V_FOREHAND: Final = _V["forehand"]
+V_ORDER: Final = _V["order"]
+V_PHASE: Final = _V["phase"]
+V_TO_ACT: Final = _V["to_act"]
+V_TRICK_NUMBER: Final = _V["trick_number"]
+V_HAND: Final = _V["hand"]
+V_HAND_SIZES: Final = _V["hand_sizes"]
+V_TRICKS_WON: Final = _V["tricks_won"]
+V_DECLARATIONS: Final = _V["declarations"]
+V_TRICKS: Final = _V["tricks"]
+V_TRICK: Final = _V["trick"]
+V_SKAT: Final = _V["skat"]
+V_SKAT_PUBLIC: Final = _V["skat_public"]
+V_ANNOUNCEMENTS: Final = _V["announcements"]
+V_ROUND_ANSWERS: Final = _V["round_answers"]
+V_POTS_START: Final = _V["pots_start"]
+V_SITTING_OUT: Final = _V["sitting_out"]
+V_OPTIONS: Final = _V["options"]
+V_CONTRACT: Final = _V["contract"]
+V_DECLARER: Final = _V["declarer"]
+V_CALLED: Final = _V["called"]
+V_PARTNER: Final = _V["partner"]
+V_TALON: Final = _V["talon"]
+V_PETIT_SEC: Final = _V["petit_sec"]
+_POTS_ENTRY = _numbers(_VIEW.PotsStartEntry, "key", "value")
+_OPTIONS_ENTRY = _numbers(_VIEW.OptionsEntry, "key", "value")
+_TRICK = _numbers(arena_pb2.Trick, "number", "leader", "cards", "winner", "designation", "redesignation")
+_PLAY = _numbers(arena_pb2.Play, "seat", "card")
+_DECLARATION = _numbers(
+    arena_pb2.Declaration, "seat", "name", "suit", "size", "value", "with_fool", "with_pagat", "cards"
+)
+_SKAT_INFO = _numbers(arena_pb2.SkatInfo, "taroks", "shown")
+_ANNOUNCEMENT = _numbers(arena_pb2.Announcement, "seat", "name", "trick")
+_ROUND_ANSWER = _numbers(arena_pb2.RoundAnswer, "round", "seat", "answer")
+_ACTION = _numbers(arena_pb2.Action, "type", "card", "suit", "name")
+_REQUEST = _numbers(
+    arena_pb2.DecisionRequest,
+    "request_id",
+    "deal",
+    "view",
+    "legal_actions",
+    "time_limit_ms",
+    "bank_ms",
+    "events",
+)
+_SERVER_MESSAGE = _numbers(arena_pb2.ServerMessage, "request", "events")
+_EVENT_BATCH = _numbers(arena_pb2.EventBatch, "events")
+_EVENT = _numbers(arena_pb2.Event, "deal", "action_taken", "trick_completed")
+_ACTION_TAKEN = _numbers(arena_pb2.ActionTaken, "seat", "action")
+_TRICK_COMPLETED = _numbers(arena_pb2.TrickCompleted, "number", "winner")
+T_NUMBER: Final = _TRICK["number"]
+T_LEADER: Final = _TRICK["leader"]
+T_WINNER: Final = _TRICK["winner"]
+T_DESIGNATION: Final = _TRICK["designation"]
+T_REDESIGNATION: Final = _TRICK["redesignation"]
+
 
 _U64 = (1 << 64) - 1
 
@@ -269,28 +354,37 @@ def _card_fields(field: int) -> tuple[bytes, ...]:
     return tuple(_str(field, str(card)) for card in CARDS)
 
 
-_HAND, _SKAT, _TALON = _card_fields(9), _card_fields(15), _card_fields(26)
-_DECLARED_CARDS = _card_fields(8)
+_HAND, _SKAT, _TALON = _card_fields(V_HAND), _card_fields(V_SKAT), _card_fields(V_TALON)
+_DECLARED_CARDS = _card_fields(_DECLARATION["cards"])
 # Trick.cards items: a Play per seat and card.
-_PLAYS = tuple(tuple(_sub(3, _int(1, seat) + _str(2, str(card))) for card in CARDS) for seat in range(4))
-_NO_WINNER = _int(4, -1)
-_NOT_AMERICAN = _int(23, -1) + _int(27, -1)  # no declarer, no petit sec
+_PLAYS = tuple(
+    tuple(_sub(_TRICK["cards"], _int(_PLAY["seat"], seat) + _str(_PLAY["card"], str(card))) for card in CARDS)
+    for seat in range(4)
+)
+_NO_WINNER = _int(T_WINNER, -1)
+_NOT_AMERICAN = _int(V_DECLARER, -1) + _int(V_PETIT_SEC, -1)  # no declarer, no petit sec
 
 
 @lru_cache(maxsize=4096)  # the actions of every variant are a few hundred values
 def _action_body(action: Action) -> bytes:
     card = str(action.card) if action.card is not None else ""
-    return _str(1, action.type) + _str(2, card) + _str(3, action.suit or "") + _str(4, action.name or "")
+    a = _ACTION
+    return (
+        _str(a["type"], action.type)
+        + _str(a["card"], card)
+        + _str(a["suit"], action.suit or "")
+        + _str(a["name"], action.name or "")
+    )
 
 
 @lru_cache(maxsize=4096)
 def _legal_item(action: Action) -> bytes:
-    return _sub(4, _action_body(action))
+    return _sub(_REQUEST["legal_actions"], _action_body(action))
 
 
 @lru_cache(maxsize=64)
 def _phase(phase: str) -> bytes:
-    return _str(6, phase)
+    return _str(V_PHASE, phase)
 
 
 def _trick_body(
@@ -303,30 +397,31 @@ def _trick_body(
 ) -> bytes:
     return b"".join(
         [
-            _int(1, number),
-            _int(2, leader),
+            _int(T_NUMBER, number),
+            _int(T_LEADER, leader),
             *[_PLAYS[seat][card] for seat, card in plays],
-            _NO_WINNER if winner == -1 else _int(4, winner),
-            _str(5, designation or ""),
-            _str(6, redesignation or ""),
+            _NO_WINNER if winner == -1 else _int(T_WINNER, winner),
+            _str(T_DESIGNATION, designation or ""),
+            _str(T_REDESIGNATION, redesignation or ""),
         ]
     )
 
 
 def _completed_trick_field(t: Trick) -> bytes:
-    return _sub(13, _trick_body(t.number, t.leader, t.plays, t.winner, t.designation, t.redesignation))
+    return _sub(V_TRICKS, _trick_body(t.number, t.leader, t.plays, t.winner, t.designation, t.redesignation))
 
 
 def _declaration_field(declaration: Declaration) -> bytes:
-    c = declaration.combination
-    body = [_int(1, declaration.seat), _str(2, c.name), _str(3, c.suit or "")]
-    body += [_int(4, c.size), _int(5, c.value)]
-    if c.with_fool is not None:
-        body.append(_present(6, int(c.with_fool)))
-    if c.with_pagat is not None:
-        body.append(_present(7, int(c.with_pagat)))
-    body.extend(_DECLARED_CARDS[card] for card in sorted(c.shown))
-    return _sub(12, b"".join(body))
+    d = PublicDeclaration.of(declaration)  # what the table learns, never the cards that form it
+    f = _DECLARATION
+    body = [_int(f["seat"], d.seat), _str(f["name"], d.name), _str(f["suit"], d.suit or "")]
+    body += [_int(f["size"], d.size), _int(f["value"], d.value)]
+    if d.with_fool is not None:
+        body.append(_present(f["with_fool"], int(d.with_fool)))
+    if d.with_pagat is not None:
+        body.append(_present(f["with_pagat"], int(d.with_pagat)))
+    body.extend(_DECLARED_CARDS[card] for card in d.shown)
+    return _sub(V_DECLARATIONS, b"".join(body))
 
 
 T = TypeVar("T")
@@ -355,31 +450,45 @@ class _Appended(Generic[T]):
 class ViewEncoder:
     """The wire bytes of `View` for any seat of one deal, straight from its `DealState`.
 
-    Holds what `observation(state, seat)` holds, nothing more (arena/engine/views.py is the
-    definition of a seat's information set): its own hand, its own discard, the cards played,
-    the public declarations, announcements and answers; `american`: the contract, the called
-    card, the talon while shown, the partner once known (`known_partner`). One encoder serves
-    every seat of the deal and keeps the unchanging parts encoded.
+    Holds what `seat_view(state, seat)` holds, nothing more, and asks the same functions of
+    arena/engine/views.py what is the seat's own (its discard) and what is public now (the
+    contract, the talon, the partner as the seat knows him). One encoder serves every seat of the
+    deal and keeps the unchanging parts encoded.
     """
 
     def __init__(self, state: DealState) -> None:
         self.state = state
         v = state.variant
-        common = [_str(1, v.name), _int(3, state.dealer), _int(4, state.forehand), _packed(5, state.order)]
+        common = [
+            _str(V_VARIANT, v.name),
+            _int(V_DEALER, state.dealer),
+            _int(V_FOREHAND, state.forehand),
+            _packed(V_ORDER, state.order),
+        ]
         if v.pots is not None:
-            common += [_sub(19, _str(1, str(k)) + _int(2, int(n))) for k, n in state.pots_start.items()]
-        common.append(_int(20, -1 if state.sitting_out is None else state.sitting_out))
-        common += [_sub(21, _str(1, str(k)) + _str(2, str(o))) for k, o in v.options.items()]
+            key, value = _POTS_ENTRY["key"], _POTS_ENTRY["value"]
+            common += [
+                _sub(V_POTS_START, _str(key, str(k)) + _int(value, int(n)))
+                for k, n in state.pots_start.items()
+            ]
+        common.append(_int(V_SITTING_OUT, -1 if state.sitting_out is None else state.sitting_out))
+        key, value = _OPTIONS_ENTRY["key"], _OPTIONS_ENTRY["value"]
+        common += [_sub(V_OPTIONS, _str(key, str(k)) + _str(value, str(o))) for k, o in v.options.items()]
         fixed = b"".join(common)
-        self._fixed = [_int(2, seat) + fixed for seat in range(state.seats)]
+        self._fixed = [_int(V_SEAT, seat) + fixed for seat in range(state.seats)]
         self._american = bool(v.contracts)
         self._tricks: _Appended[Trick] = _Appended(_completed_trick_field)
         self._declarations: _Appended[Declaration] = _Appended(_declaration_field)
+        a, r = _ANNOUNCEMENT, _ROUND_ANSWER
         self._announcements: _Appended[Announcement] = _Appended(
-            lambda a: _sub(17, _int(1, a.seat) + _str(2, a.name) + _int(3, a.trick))
+            lambda x: _sub(
+                V_ANNOUNCEMENTS, _int(a["seat"], x.seat) + _str(a["name"], x.name) + _int(a["trick"], x.trick)
+            )
         )
         self._answers: _Appended[tuple[str, int, str]] = _Appended(
-            lambda r: _sub(18, _str(1, r[0]) + _int(2, r[1]) + _str(3, r[2]))
+            lambda x: _sub(
+                V_ROUND_ANSWERS, _str(r["round"], x[0]) + _int(r["seat"], x[1]) + _str(r["answer"], x[2])
+            )
         )
 
     def view(self, seat: int) -> bytes:
@@ -392,11 +501,11 @@ class ViewEncoder:
         parts = [
             self._fixed[seat],
             _phase(s.phase),
-            _int(7, -1 if to_act is None else to_act),
-            _int(8, s.trick_no),
+            _int(V_TO_ACT, -1 if to_act is None else to_act),
+            _int(V_TRICK_NUMBER, s.trick_no),
             *[_HAND[card] for card in hands[seat]],
-            _packed(10, [len(h) for h in hands]),
-            _packed(11, s.tricks_won),
+            _packed(V_HAND_SIZES, [len(h) for h in hands]),
+            _packed(V_TRICKS_WON, s.tricks_won),
             self._declarations.of(s.declarations),
             self._tricks.of(s.tricks),
         ]
@@ -404,15 +513,17 @@ class ViewEncoder:
             current = _trick_body(s.trick_no, s.trick[0][0], s.trick, -1, s.designation, s.redesignation)
         else:  # no card played yet: an empty trick in progress, led by the seat to act in play
             leader = to_act if s.phase == PLAY and to_act is not None else 0
-            current = _int(1, s.trick_no) + _int(2, leader) + _NO_WINNER
-        parts.append(_sub(14, current))
-        if seat == s.discarder and s.skat:
-            parts += [_SKAT[card] for card in s.skat]  # his own discard
+            current = _int(T_NUMBER, s.trick_no) + _int(T_LEADER, leader) + _NO_WINNER
+        parts.append(_sub(V_TRICK, current))
+        parts += [_SKAT[card] for card in own_discard(s, seat)]
         if s.skat_public:
             shown: Iterable[Any] = s.skat_public.get("shown", ())  # type: ignore[assignment]
             taroks = s.skat_public.get("taroks", 0)
             assert isinstance(taroks, int)
-            parts.append(_sub(16, _int(1, taroks) + b"".join([_str(2, str(c)) for c in shown])))
+            body = _int(_SKAT_INFO["taroks"], taroks) + b"".join(
+                [_str(_SKAT_INFO["shown"], str(c)) for c in shown]
+            )
+            parts.append(_sub(V_SKAT_PUBLIC, body))
         if s.announcements:
             parts.append(self._announcements.of(s.announcements))
         if s.round_answers:
@@ -422,23 +533,19 @@ class ViewEncoder:
 
     def _american_fields(self, seat: int) -> bytes:
         s = self.state
-        contract, declarer = "", -1
-        if s.trischaken:
-            contract = "trischaken"
-        elif s.contract is not None and s.phase != BID:
-            contract = s.contract.name
-            declarer = -1 if s.declarer is None else s.declarer
+        contract, declarer = public_contract(s)
         parts = [
-            _str(22, contract),
-            _int(23, declarer),
-            _str(24, str(s.called) if s.called is not None else ""),
-            _int(27, -1 if s.petit_sec is None else s.petit_sec),
+            _str(V_CONTRACT, contract or ""),
+            _int(V_DECLARER, -1 if declarer is None else declarer),
+            _str(V_CALLED, str(s.called) if s.called is not None else ""),
+            _int(V_PETIT_SEC, -1 if s.petit_sec is None else s.petit_sec),
         ]
-        if s.talon_visible:
-            parts += [_TALON[card] for card in s.talon]  # AM-TAL-1: shown to all
+        talon = visible_talon(s)
+        if talon is not None:
+            parts += [_TALON[card] for card in talon]  # AM-TAL-1: shown to all
         partner = known_partner(s, seat)
         if partner is not None:
-            parts.append(_present(25, partner))
+            parts.append(_present(V_PARTNER, partner))
         return b"".join(parts)
 
 
@@ -452,29 +559,34 @@ def request_message(
     events: Iterable[bytes],
 ) -> bytes:
     """A `ServerMessage` holding a `DecisionRequest`, as wire bytes; `events` are encoded `Event`s."""
+    r = _REQUEST
+    event_key = _KEY2[r["events"]]
     body = b"".join(
         [
-            _int(1, request_id),
-            _int(2, deal),
-            _sub(3, view),
+            _int(r["request_id"], request_id),
+            _int(r["deal"], deal),
+            _sub(r["view"], view),
             *[_legal_item(a) for a in legal],
-            _int(5, time_limit_ms),
-            _int(6, bank_ms),
-            *[_KEY2[7] + _varint(len(e)) + e for e in events],
+            _int(r["time_limit_ms"], time_limit_ms),
+            _int(r["bank_ms"], bank_ms),
+            *[event_key + _varint(len(e)) + e for e in events],
         ]
     )
-    return _sub(2, body)
+    return _sub(_SERVER_MESSAGE["request"], body)
 
 
 def event_batch_message(events: Iterable[bytes]) -> bytes:
     """A `ServerMessage` holding an `EventBatch` of encoded `Event`s, as wire bytes."""
-    return _sub(4, b"".join([_sub(1, e) for e in events]))
+    batch = _EVENT_BATCH["events"]
+    return _sub(_SERVER_MESSAGE["events"], b"".join([_sub(batch, e) for e in events]))
 
 
 def action_taken_event(deal: int, seat: int, action: Action) -> bytes:
     """The `Event` of an action taken, as wire bytes (hide a discard's card before calling)."""
-    return _int(1, deal) + _sub(3, _int(1, seat) + _sub(2, _action_body(action)))
+    taken = _int(_ACTION_TAKEN["seat"], seat) + _sub(_ACTION_TAKEN["action"], _action_body(action))
+    return _int(_EVENT["deal"], deal) + _sub(_EVENT["action_taken"], taken)
 
 
 def trick_completed_event(deal: int, number: int, winner: int) -> bytes:
-    return _int(1, deal) + _sub(4, _int(1, number) + _int(2, winner))
+    completed = _int(_TRICK_COMPLETED["number"], number) + _int(_TRICK_COMPLETED["winner"], winner)
+    return _int(_EVENT["deal"], deal) + _sub(_EVENT["trick_completed"], completed)

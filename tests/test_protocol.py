@@ -7,9 +7,11 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from engine_digest import option_sets
 from support import new_deal
 
 from arena.engine import Action, ActionError, DealState, deck_for, find_variant, observation
+from arena.engine.views import SeatView, seat_view
 from arena.protocol import (
     ViewEncoder,
     action_from_message,
@@ -316,19 +318,22 @@ def test_designations_and_the_empty_trick_in_progress() -> None:
     assert seen_designation
 
 
-def test_the_trick_cache_encodes_the_same_views() -> None:
-    """A deal's shared trick cache gives every seat exactly the message built without it."""
+def test_a_view_and_its_dict_give_the_same_message() -> None:
+    """`view_message` of an `observation()` dict reads it back into the `SeatView` it renders."""
     rng = random.Random(11)
-    for name in ("grosstarock", "american"):
+    for name in ("grosstarock", "danish", "american"):
         variant = find_variant(name)
-        state = DealState(variant, 0, deck_for(11, 0))
-        cache: list[pb.Trick] = []
-        while not state.is_terminal():
+        state = DealState(variant, 0, deck_for(11, 0), pots={pot: 60 for pot in variant.pot_names})
+        while True:
             for seat in range(variant.seats):
-                view = observation(state, seat)
-                assert view_message(view, cache) == view_message(view)
+                view = seat_view(state, seat)
+                data = view.to_dict()
+                assert data == observation(state, seat)
+                assert SeatView.from_dict(data).to_dict() == data
+                assert view_message(data) == view_message(view)
+            if state.is_terminal():
+                break
             state.apply(rng.choice(state.legal_actions()))
-        assert len(cache) == len(state.tricks) - 1  # the last trick ends the deal before any view
 
 
 # --------------------------------------------------------------------------- wire bytes of the referee
@@ -342,18 +347,12 @@ def same_message(data: bytes, expected: Any) -> None:
     assert len(data) == expected.ByteSize()
 
 
-@pytest.mark.parametrize(
-    ("name", "options"),
-    [
-        *CONFIGS,
-        ("grosstarock", {"ladons": "all_blanks"}),
-        ("danish", {"redeal": "auto"}),
-        ("american", {}),
-        ("american", {"trischaken_leader": "forehand", "trischaken_scoring": "literal"}),
-    ],
-)
+@pytest.mark.parametrize(("name", "options"), list(option_sets()))
 def test_encoded_views_are_the_view_messages(name: str, options: dict[str, str]) -> None:
-    """ViewEncoder gives every seat, at every step, exactly view_message(observation(...))."""
+    """ViewEncoder gives every seat, at every step, exactly view_message(seat_view(...)).
+
+    Every variant with every combination of its options (engine_digest.option_sets).
+    """
     variant = find_variant(name, options)
     for deal in range(4):
         rng = random.Random(f"encoder:{name}:{deal}")
@@ -362,7 +361,7 @@ def test_encoded_views_are_the_view_messages(name: str, options: dict[str, str])
         encoder = ViewEncoder(state)
         while True:
             for seat in range(state.seats):
-                same_message(encoder.view(seat), view_message(observation(state, seat)))
+                same_message(encoder.view(seat), view_message(seat_view(state, seat)))
             if state.is_terminal():
                 break
             state.apply(rng.choice(state.legal_actions()))
@@ -387,7 +386,7 @@ def test_encoded_american_views_reach_every_contract_and_the_partner() -> None:
                 action = rng.choice(bids) if bids and rng.random() < 0.5 else rng.choice(actions)
             state.apply(action)
             for seat in range(state.seats):
-                expected = view_message(observation(state, seat))
+                expected = view_message(seat_view(state, seat))
                 same_message(encoder.view(seat), expected)
                 seen.add(expected.contract or "none")
                 if expected.HasField("partner"):

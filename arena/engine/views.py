@@ -24,6 +24,7 @@ from .actions import Action
 from .cards import Card
 from .deal import BID, CALL, Announcement, Declaration, Trick
 from .state import DealState
+from .variants import find_variant
 
 # The values below are plain slotted dataclasses, never changed once built: a frozen dataclass
 # sets each field through object.__setattr__, several times slower to build, and a view is built
@@ -235,6 +236,97 @@ class SeatView:
         elif self.legal_actions is not None:
             view["legal_actions"] = [str(a) for a in self.legal_actions]
         return view
+
+    @staticmethod
+    def from_dict(view: Mapping[str, Any]) -> SeatView:
+        """The view an `observation()` dict renders (its inverse, for a caller that holds the dict).
+
+        A completed trick read back from a dict has no `suit` and no `fool_captured`: the dict
+        does not carry them, and no reader of a view needs them.
+        """
+        trick = view.get("trick")
+        result = view.get("result")
+        published = view.get("skat_public")
+        talon = view.get("talon")
+        called = view.get("called")
+        legal = view.get("legal_actions")
+        return SeatView(
+            variant=str(view["variant"]),
+            options=dict(view.get("options", {})),
+            seat=int(view["seat"]),
+            dealer=int(view["dealer"]),
+            forehand=int(view["forehand"]),
+            order=tuple(int(s) for s in view.get("order", ())),
+            phase=str(view["phase"]),
+            to_act=view.get("to_act"),
+            trick_number=int(view.get("trick_number", 0)),
+            hand=tuple(Card.parse(c) for c in view.get("hand", ())),
+            hand_sizes=tuple(int(n) for n in view.get("hand_sizes", ())),
+            tricks_won=tuple(int(n) for n in view.get("tricks_won", ())),
+            declarations=tuple(
+                PublicDeclaration(
+                    int(d["seat"]),
+                    str(d["name"]),
+                    int(d["size"]),
+                    int(d["value"]),
+                    d.get("suit"),
+                    d.get("with_fool"),
+                    d.get("with_pagat"),
+                    tuple(Card.parse(c) for c in d.get("cards", ())),
+                )
+                for d in view.get("declarations", ())
+            ),
+            tricks=tuple(
+                Trick(
+                    int(t["number"]),
+                    int(t["leader"]),
+                    tuple((int(s), Card.parse(c)) for s, c in t.get("cards", ())),
+                    int(t["winner"]),
+                    None,
+                    t.get("designation"),
+                    t.get("redesignation"),
+                )
+                for t in view.get("tricks", ())
+            ),
+            sitting_out=view.get("sitting_out"),
+            pots_start=dict(view["pots_start"]) if "pots_start" in view else None,
+            skat=tuple(Card.parse(c) for c in view.get("skat", ())),
+            skat_public=SkatPublic(int(published["taroks"]), tuple(published["shown"]))
+            if published
+            else None,
+            announcements=tuple(
+                Announcement(int(a["seat"]), str(a["name"]), int(a["trick"]))
+                for a in view.get("announcements", ())
+            ),
+            round_answers=tuple(
+                RoundAnswer(str(r["round"]), int(r["seat"]), str(r["answer"]))
+                for r in view.get("round_answers", ())
+            ),
+            american=bool(find_variant(str(view["variant"]), view.get("options")).contracts),
+            petit_sec=view.get("petit_sec"),
+            contract=view.get("contract"),
+            declarer=view.get("declarer"),
+            called=Card.parse(called) if called is not None else None,
+            talon=tuple(Card.parse(c) for c in talon) if talon is not None else None,
+            partner=view.get("partner"),
+            trick=CurrentTrick(
+                int(trick["leader"]),
+                tuple((int(s), Card.parse(c)) for s, c in trick.get("cards", ())),
+                trick.get("designation"),
+                trick.get("redesignation"),
+            )
+            if trick
+            else None,
+            result=Outcome(
+                bool(result["annulled"]),
+                list(result["card_points"]),
+                list(result["deltas"]),
+                dict(result["pots"]),
+            )
+            if result is not None
+            else None,
+            legal_actions=tuple(Action.parse(a) for a in legal) if legal is not None else None,
+        )
 
 
 def _trick_dict(trick: Trick) -> dict[str, Any]:
