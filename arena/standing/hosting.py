@@ -17,9 +17,9 @@ import trio
 from ..referee.runner import MatchConfig
 from ..v1 import arena_pb2 as pb
 from .cluster import BookedTable, Cluster, TakenForDeadError
+from .records import now_ms
 from .results import Results
 from .state import ArenaMatch, LobbyState
-from .store import now_ms
 
 log = structlog.get_logger()
 

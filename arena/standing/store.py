@@ -12,14 +12,7 @@ hash is enough (there is nothing to brute-force), and a lookup is one indexed qu
 The store is used from worker threads (never from the trio or grpc-io thread); one
 lock serialises its connection, which is plenty at matches-per-minute rates.
 
-Schema versions: 1, the first; 2 added ``match_seats.hello_name`` and ``hello_version``
-(what the seat's bot said in its last Hello; NULL for a seat that said none and for the
-matches recorded before); 3 added what several servers sharing one PostgreSQL need
-(`arena.standing.cluster`): ``matches.server_id`` (the server that hosts the match) and
-``abort_reason``, the tables ``arena_servers`` (heartbeats), ``lobby_places`` (every waiting
-or booked place of every server's lobby streams) and ``pair_meetings`` (how often each pair
-met, filled from the stored matches on migration). Opening a store of an older version
-migrates it, in the same transaction as the rest of the opening (`MIGRATIONS`).
+The tables and their migrations are in `schema`; the values read and written in `records`.
 """
 
 from __future__ import annotations
@@ -29,120 +22,32 @@ import re
 import secrets
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3
-BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+from .records import BotRecord, MatchResult, Pause, RecentMatch, SeatResult, Standing, now_ms
+from .schema import INDEXES, MATCH_COLUMNS_3, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 
-SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS arena_schema (version INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS bots (
-        name TEXT PRIMARY KEY,
-        token_hash TEXT NOT NULL UNIQUE,
-        variants TEXT NOT NULL,                 -- comma list; '' = every variant of the arena
-        registered_ms BIGINT NOT NULL,
-        revoked_ms BIGINT,                      -- NULL while the token is good
-        paused_until_ms BIGINT NOT NULL DEFAULT 0,
-        pause_reason TEXT NOT NULL DEFAULT '',
-        faulty_streak INTEGER NOT NULL DEFAULT 0 -- matches in a row with a fault
-    )""",
-    """CREATE TABLE IF NOT EXISTS matches (
-        match_id TEXT PRIMARY KEY,
-        variant TEXT NOT NULL,
-        seed BIGINT NOT NULL,
-        deals INTEGER NOT NULL,
-        state TEXT NOT NULL,                    -- running, finished, aborted
-        termination TEXT NOT NULL DEFAULT '',   -- completed, forfeit, aborted
-        started_ms BIGINT NOT NULL,
-        finished_ms BIGINT,
-        replay TEXT NOT NULL DEFAULT '',
-        server_id TEXT NOT NULL DEFAULT '',     -- the server hosting it; '' = single-process
-        abort_reason TEXT NOT NULL DEFAULT '',  -- why it was aborted, when it was
-        record_seq BIGINT,                      -- order of the recorded results (ratings' order)
-        ended_ms BIGINT                         -- when it ended on its server (finished_ms: recorded)
-    )""",
-    "CREATE INDEX IF NOT EXISTS matches_by_state ON matches (state)",
-    """CREATE TABLE IF NOT EXISTS match_seats (
-        match_id TEXT NOT NULL REFERENCES matches (match_id),
-        seat INTEGER NOT NULL,
-        bot TEXT NOT NULL REFERENCES bots (name),
-        score INTEGER NOT NULL DEFAULT 0,
-        deals INTEGER NOT NULL DEFAULT 0,
-        decisions INTEGER NOT NULL DEFAULT 0,
-        faults INTEGER NOT NULL DEFAULT 0,
-        hello_name TEXT,                        -- the seat's last Hello; NULL: none recorded
-        hello_version TEXT,
-        PRIMARY KEY (match_id, seat)
-    )""",
-    "CREATE INDEX IF NOT EXISTS match_seats_by_bot ON match_seats (bot)",
-    """CREATE TABLE IF NOT EXISTS ratings (
-        bot TEXT NOT NULL REFERENCES bots (name),
-        variant TEXT NOT NULL,
-        mu DOUBLE PRECISION NOT NULL,
-        sigma DOUBLE PRECISION NOT NULL,
-        matches INTEGER NOT NULL DEFAULT 0,
-        deals INTEGER NOT NULL DEFAULT 0,
-        score BIGINT NOT NULL DEFAULT 0,
-        decisions INTEGER NOT NULL DEFAULT 0,
-        faults INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (bot, variant)
-    )""",
-    # Several servers on one PostgreSQL (arena/standing/cluster.py); unused by a SQLite store.
-    """CREATE TABLE IF NOT EXISTS arena_servers (
-        server_id TEXT PRIMARY KEY,
-        address TEXT NOT NULL,                  -- host:port its bots' match streams dial
-        state TEXT NOT NULL,                    -- serving, draining, stopped, gone
-        started_ms BIGINT NOT NULL,
-        heartbeat_ms BIGINT NOT NULL            -- the database's clock
-    )""",
-    """CREATE TABLE IF NOT EXISTS lobby_places (
-        place_id TEXT PRIMARY KEY,              -- server:stream:slot
-        server_id TEXT NOT NULL,
-        stream BIGINT NOT NULL,
-        bot TEXT NOT NULL REFERENCES bots (name),
-        variants TEXT NOT NULL,                 -- comma list the stream asked for
-        waiting_since_ms BIGINT NOT NULL,
-        leaving INTEGER NOT NULL DEFAULT 0,     -- its stream ended; deleted when its match ends
-        match_id TEXT,                          -- booked for this match; NULL = free
-        seat INTEGER,
-        host_address TEXT,
-        seat_token TEXT                         -- until the stream's server delivered the Seated
-    )""",
-    "CREATE INDEX IF NOT EXISTS lobby_places_by_match ON lobby_places (match_id)",
-    "CREATE INDEX IF NOT EXISTS lobby_places_by_bot ON lobby_places (bot)",
-    """CREATE TABLE IF NOT EXISTS pair_meetings (
-        variant TEXT NOT NULL,
-        one TEXT NOT NULL,                      -- the two names sorted as Python sorts them
-        other TEXT NOT NULL,
-        meetings INTEGER NOT NULL,
-        PRIMARY KEY (variant, one, other)
-    )""",
+# The records are the store's vocabulary: its callers may import them from here.
+__all__ = [
+    "SCHEMA_VERSION",
+    "BotRecord",
+    "MatchResult",
+    "NotRunningError",
+    "Pause",
+    "RecentMatch",
+    "SeatResult",
+    "Standing",
+    "Store",
+    "StoreError",
+    "UnknownBotError",
+    "hash_token",
+    "now_ms",
 ]
 
-
-# From version N to N + 1, in the SQL both databases accept.
-MIGRATIONS: dict[int, list[str]] = {
-    1: [
-        "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
-        "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
-    ],
-}
-
-# From version 2 to 3: columns added to `matches` (each only if missing: a store may have them).
-MATCH_COLUMNS_3 = {
-    "server_id": "TEXT NOT NULL DEFAULT ''",
-    "abort_reason": "TEXT NOT NULL DEFAULT ''",
-    "record_seq": "BIGINT",
-    "ended_ms": "BIGINT",
-}
-
-# After the migrations: indexes on columns an older schema lacks.
-INDEXES = ["CREATE INDEX IF NOT EXISTS matches_by_record_seq ON matches (record_seq)"]
+BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
 class StoreError(Exception):
@@ -157,137 +62,8 @@ class NotRunningError(StoreError):
     """A result for a match the store no longer has running (another server recorded it aborted)."""
 
 
-@dataclass
-class StoreUsage:
-    """What this connection asked of the database: for `arena bench arena`'s cost per match."""
-
-    transactions: int = 0
-    queries: int = 0
-    seconds: float = 0.0  # inside transactions, from BEGIN to COMMIT or ROLLBACK
-
-
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-@dataclass(frozen=True)
-class BotRecord:
-    name: str
-    variants: tuple[str, ...]  # empty: every variant of the arena
-    registered_ms: int
-    revoked_ms: int | None
-    paused_until_ms: int
-    pause_reason: str
-
-    @property
-    def revoked(self) -> bool:
-        return self.revoked_ms is not None
-
-    def state(self, at_ms: int | None = None) -> str:
-        if self.revoked:
-            return "revoked"
-        return "paused" if self.paused_until_ms > (now_ms() if at_ms is None else at_ms) else "active"
-
-    def plays(self, variant: str) -> bool:
-        return not self.variants or variant in self.variants
-
-
-@dataclass
-class SeatResult:
-    bot: str
-    score: int
-    deals: int  # deals the seat played
-    decisions: int
-    faults: int
-    fault_kinds: list[str] = field(default_factory=list)  # "kind: detail" of each fault
-    # What the seat's last Hello said (bot_name, bot_version); None: the seat said no Hello.
-    hello: tuple[str, str] | None = None
-
-
-@dataclass
-class MatchResult:
-    """A finished match as the arena records it."""
-
-    match_id: str
-    variant: str
-    termination: str
-    replay: str
-    seats: list[SeatResult]
-    ratings: dict[str, tuple[float, float]]  # bot -> (mu, sigma) after the match
-    ended_ms: int = 0  # when the match ended on its server; 0: when it is recorded
-
-
-@dataclass(frozen=True)
-class Pause:
-    bot: str
-    reason: str
-    until_ms: int
-
-
-@dataclass
-class RecentMatch:
-    match_id: str
-    finished_ms: int
-    seat: int
-    seats: list[str]
-    scores: list[int]
-    termination: str
-    replay: str
-
-
-@dataclass
-class Standing:
-    bot: str
-    variant: str
-    mu: float
-    sigma: float
-    matches: int
-    deals: int
-    score: int
-    decisions: int
-    faults: int
-    state: str
-    recent: list[RecentMatch] = field(default_factory=list)
-    # The name and version in the bot's latest recorded Hello (any variant); None: none recorded.
-    hello_name: str | None = None
-    hello_version: str | None = None
-
-    @property
-    def rating(self) -> float:
-        """The conservative rating the table is sorted by, as the ladder's (μ − 3σ)."""
-        return self.mu - 3 * self.sigma
-
-    @property
-    def mean_score_per_deal(self) -> float:
-        return self.score / self.deals if self.deals else 0.0
-
-    @property
-    def fault_rate(self) -> float:
-        """Faults per decision."""
-        return self.faults / self.decisions if self.decisions else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bot": self.bot,
-            "variant": self.variant,
-            "rating": round(self.rating, 3),
-            "mu": round(self.mu, 3),
-            "sigma": round(self.sigma, 3),
-            "matches": self.matches,
-            "deals": self.deals,
-            "mean_score_per_deal": round(self.mean_score_per_deal, 3),
-            "decisions": self.decisions,
-            "faults": self.faults,
-            "fault_rate": round(self.fault_rate, 5),
-            "state": self.state,
-            "hello_name": self.hello_name,
-            "hello_version": self.hello_version,
-            "recent": [vars(m) for m in self.recent],
-        }
 
 
 class Store:
@@ -297,7 +73,6 @@ class Store:
         self.url = url
         self.postgres = url.startswith(("postgresql://", "postgres://"))
         self._lock = threading.Lock()
-        self.usage = StoreUsage()
         self._idle_limit_ms = 0  # PostgreSQL: see `limit_idle_transactions`; 0 is none
         self._conn: Any = self._connect(url)
         with self.transaction() as db:
@@ -383,7 +158,6 @@ class Store:
     def transaction(self) -> Iterator[_Session]:
         """Everything inside commits together or not at all."""
         with self._lock:
-            began = time.perf_counter()
             if self.postgres and self._conn.broken:  # ended by the server (`limit_idle_transactions`)
                 self._conn = self._connect(self.url)
                 self._limit_idle(self._conn)
@@ -396,10 +170,6 @@ class Store:
                 raise
             else:
                 self._conn.execute("COMMIT")
-            finally:
-                self.usage.transactions += 1
-                self.usage.queries += session.queries
-                self.usage.seconds += time.perf_counter() - began
 
     # ------------------------------------------------------------------ bots
 
@@ -533,87 +303,108 @@ class Store:
         pauses: list[Pause] = []
         rated = result.termination in ("completed", "forfeit")
         with self.transaction() as db:
-            updated = db.execute(
-                "UPDATE matches SET state = ?, termination = ?, replay = ? "
-                "WHERE match_id = ? AND state = 'running'",
-                ("finished" if rated else "aborted", result.termination, result.replay, result.match_id),
-            )
-            if updated.rowcount != 1:
-                raise NotRunningError(f"match {result.match_id} is not running in the store")
+            self._close_match(db, result, rated)
             if rated and rate is not None:
-                names = sorted({seat.bot for seat in result.seats})
-                marks = ", ".join("?" for _ in names)
-                # NO KEY: rows referencing the bots (a round's new seats) may still be inserted.
-                lock = " FOR NO KEY UPDATE" if self.postgres else ""  # SQLite: one writer at a time
-                db.execute(f"SELECT name FROM bots WHERE name IN ({marks}) ORDER BY name{lock}", names)
-                rows = db.execute(
-                    f"SELECT bot, mu, sigma FROM ratings WHERE variant = ? AND bot IN ({marks})",
-                    (result.variant, *names),
-                ).fetchall()
-                result.ratings = rate({row[0]: (float(row[1]), float(row[2])) for row in rows})
-            # Taken with the bots locked: of two matches sharing a bot, the later one recorded
-            # has the higher number, so replaying results by it gives the stored ratings.
-            finished = now_ms()
-            seq = db.execute("SELECT COALESCE(MAX(record_seq), 0) + 1 FROM matches").fetchone()[0]
-            db.execute(
-                "UPDATE matches SET finished_ms = ?, record_seq = ?, ended_ms = ? WHERE match_id = ?",
-                (finished, int(seq), result.ended_ms or finished, result.match_id),
-            )
+                result.ratings = rate(self._locked_ratings(db, result))
+            finished = self._stamp_record(db, result)
             if also is not None:
                 also(db)
             for seat, outcome in enumerate(result.seats):
-                name, version = outcome.hello if outcome.hello is not None else (None, None)
-                db.execute(
-                    "UPDATE match_seats SET score = ?, deals = ?, decisions = ?, faults = ?, "
-                    "hello_name = ?, hello_version = ? WHERE match_id = ? AND seat = ?",
-                    (
-                        outcome.score,
-                        outcome.deals,
-                        outcome.decisions,
-                        outcome.faults,
-                        name,
-                        version,
-                        result.match_id,
-                        seat,
-                    ),
-                )
+                self._record_seat(db, result.match_id, seat, outcome)
                 if not rated:
                     continue
-                mu, sigma = result.ratings[outcome.bot]
-                db.execute(
-                    "INSERT INTO ratings (bot, variant, mu, sigma, matches, deals, score, decisions, faults) "
-                    "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (bot, variant) DO UPDATE SET "
-                    "mu = excluded.mu, sigma = excluded.sigma, matches = ratings.matches + 1, "
-                    "deals = ratings.deals + excluded.deals, score = ratings.score + excluded.score, "
-                    "decisions = ratings.decisions + excluded.decisions, "
-                    "faults = ratings.faults + excluded.faults",
-                    (
-                        outcome.bot,
-                        result.variant,
-                        mu,
-                        sigma,
-                        outcome.deals,
-                        outcome.score,
-                        outcome.decisions,
-                        outcome.faults,
-                    ),
-                )
-                streak_row = db.execute(
-                    "SELECT faulty_streak FROM bots WHERE name = ?", (outcome.bot,)
-                ).fetchone()
-                streak = int(streak_row[0]) + 1 if outcome.faults else 0
-                if streak >= pause_after:
-                    last = outcome.fault_kinds[-1] if outcome.fault_kinds else "a fault"
-                    reason = f"a fault in {streak} matches in a row (the last: {last})"
-                    pauses.append(Pause(outcome.bot, reason, finished + pause_ms))
-                    db.execute(
-                        "UPDATE bots SET faulty_streak = 0, paused_until_ms = ?, pause_reason = ? "
-                        "WHERE name = ?",
-                        (finished + pause_ms, reason, outcome.bot),
-                    )
-                else:
-                    db.execute("UPDATE bots SET faulty_streak = ? WHERE name = ?", (streak, outcome.bot))
+                self._add_rating(db, result.variant, outcome, result.ratings[outcome.bot])
+                pause = self._count_streak(db, outcome, pause_after, finished + pause_ms)
+                if pause is not None:
+                    pauses.append(pause)
         return pauses
+
+    @staticmethod
+    def _close_match(db: _Session, result: MatchResult, rated: bool) -> None:
+        """The match leaves 'running' (finished if rated, else aborted); `NotRunningError` if it
+        already had."""
+        updated = db.execute(
+            "UPDATE matches SET state = ?, termination = ?, replay = ? "
+            "WHERE match_id = ? AND state = 'running'",
+            ("finished" if rated else "aborted", result.termination, result.replay, result.match_id),
+        )
+        if updated.rowcount != 1:
+            raise NotRunningError(f"match {result.match_id} is not running in the store")
+
+    def _locked_ratings(self, db: _Session, result: MatchResult) -> dict[str, tuple[float, float]]:
+        """The seats' stored (mu, sigma), their bots' rows locked until the transaction ends."""
+        names = sorted({seat.bot for seat in result.seats})
+        marks = ", ".join("?" for _ in names)
+        # NO KEY: rows referencing the bots (a round's new seats) may still be inserted.
+        lock = " FOR NO KEY UPDATE" if self.postgres else ""  # SQLite: one writer at a time
+        db.execute(f"SELECT name FROM bots WHERE name IN ({marks}) ORDER BY name{lock}", names)
+        rows = db.execute(
+            f"SELECT bot, mu, sigma FROM ratings WHERE variant = ? AND bot IN ({marks})",
+            (result.variant, *names),
+        ).fetchall()
+        return {row[0]: (float(row[1]), float(row[2])) for row in rows}
+
+    @staticmethod
+    def _stamp_record(db: _Session, result: MatchResult) -> int:
+        """When the result is recorded (returned) and its place in the order of results."""
+        # Taken with the bots locked: of two matches sharing a bot, the later one recorded
+        # has the higher number, so replaying results by it gives the stored ratings.
+        finished = now_ms()
+        seq = db.execute("SELECT COALESCE(MAX(record_seq), 0) + 1 FROM matches").fetchone()[0]
+        db.execute(
+            "UPDATE matches SET finished_ms = ?, record_seq = ?, ended_ms = ? WHERE match_id = ?",
+            (finished, int(seq), result.ended_ms or finished, result.match_id),
+        )
+        return finished
+
+    @staticmethod
+    def _record_seat(db: _Session, match_id: str, seat: int, outcome: SeatResult) -> None:
+        name, version = outcome.hello if outcome.hello is not None else (None, None)
+        db.execute(
+            "UPDATE match_seats SET score = ?, deals = ?, decisions = ?, faults = ?, "
+            "hello_name = ?, hello_version = ? WHERE match_id = ? AND seat = ?",
+            (outcome.score, outcome.deals, outcome.decisions, outcome.faults, name, version, match_id, seat),
+        )
+
+    @staticmethod
+    def _add_rating(db: _Session, variant: str, outcome: SeatResult, rating: tuple[float, float]) -> None:
+        """The bot's new rating, and the seat's figures added to its totals in the variant."""
+        mu, sigma = rating
+        db.execute(
+            "INSERT INTO ratings (bot, variant, mu, sigma, matches, deals, score, decisions, faults) "
+            "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (bot, variant) DO UPDATE SET "
+            "mu = excluded.mu, sigma = excluded.sigma, matches = ratings.matches + 1, "
+            "deals = ratings.deals + excluded.deals, score = ratings.score + excluded.score, "
+            "decisions = ratings.decisions + excluded.decisions, "
+            "faults = ratings.faults + excluded.faults",
+            (
+                outcome.bot,
+                variant,
+                mu,
+                sigma,
+                outcome.deals,
+                outcome.score,
+                outcome.decisions,
+                outcome.faults,
+            ),
+        )
+
+    @staticmethod
+    def _count_streak(db: _Session, outcome: SeatResult, pause_after: int, until_ms: int) -> Pause | None:
+        """The bot's run of matches with a fault, one longer or back to none; the pause (until
+        `until_ms`) when the run reaches `pause_after`."""
+        row = db.execute("SELECT faulty_streak FROM bots WHERE name = ?", (outcome.bot,)).fetchone()
+        streak = int(row[0]) + 1 if outcome.faults else 0
+        if streak < pause_after:
+            db.execute("UPDATE bots SET faulty_streak = ? WHERE name = ?", (streak, outcome.bot))
+            return None
+        last = outcome.fault_kinds[-1] if outcome.fault_kinds else "a fault"
+        reason = f"a fault in {streak} matches in a row (the last: {last})"
+        db.execute(
+            "UPDATE bots SET faulty_streak = 0, paused_until_ms = ?, pause_reason = ? WHERE name = ?",
+            (until_ms, reason, outcome.bot),
+        )
+        return Pause(outcome.bot, reason, until_ms)
 
     def match_states(self) -> dict[str, str]:
         with self.transaction() as db:
@@ -735,10 +526,8 @@ class _Session:
     def __init__(self, conn: Any, postgres: bool) -> None:
         self._conn = conn
         self._postgres = postgres
-        self.queries = 0
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        self.queries += 1
         if self._postgres:
             sql = sql.replace("?", "%s")  # no statement here has a literal '?'
         return self._conn.execute(sql, params)

@@ -12,9 +12,9 @@ import trio
 from ..referee.runner import MatchConfig
 from ..v1 import arena_pb2 as pb
 from .matchmaking import Candidate, form_tables, pair_key
+from .records import now_ms
 from .results import Results
 from .state import ArenaMatch, LobbyState, LobbyStream
-from .store import now_ms
 
 
 class Tables:

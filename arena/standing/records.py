@@ -1,0 +1,127 @@
+"""What the standing arena's store reads and writes: bots, results, pauses, standings."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class BotRecord:
+    name: str
+    variants: tuple[str, ...]  # empty: every variant of the arena
+    registered_ms: int
+    revoked_ms: int | None
+    paused_until_ms: int
+    pause_reason: str
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_ms is not None
+
+    def state(self, at_ms: int | None = None) -> str:
+        if self.revoked:
+            return "revoked"
+        return "paused" if self.paused_until_ms > (now_ms() if at_ms is None else at_ms) else "active"
+
+    def plays(self, variant: str) -> bool:
+        return not self.variants or variant in self.variants
+
+
+@dataclass
+class SeatResult:
+    bot: str
+    score: int
+    deals: int  # deals the seat played
+    decisions: int
+    faults: int
+    fault_kinds: list[str] = field(default_factory=list)  # "kind: detail" of each fault
+    # What the seat's last Hello said (bot_name, bot_version); None: the seat said no Hello.
+    hello: tuple[str, str] | None = None
+
+
+@dataclass
+class MatchResult:
+    """A finished match as the arena records it."""
+
+    match_id: str
+    variant: str
+    termination: str
+    replay: str
+    seats: list[SeatResult]
+    ratings: dict[str, tuple[float, float]]  # bot -> (mu, sigma) after the match
+    ended_ms: int = 0  # when the match ended on its server; 0: when it is recorded
+
+
+@dataclass(frozen=True)
+class Pause:
+    bot: str
+    reason: str
+    until_ms: int
+
+
+@dataclass
+class RecentMatch:
+    match_id: str
+    finished_ms: int
+    seat: int
+    seats: list[str]
+    scores: list[int]
+    termination: str
+    replay: str
+
+
+@dataclass
+class Standing:
+    bot: str
+    variant: str
+    mu: float
+    sigma: float
+    matches: int
+    deals: int
+    score: int
+    decisions: int
+    faults: int
+    state: str
+    recent: list[RecentMatch] = field(default_factory=list)
+    # The name and version in the bot's latest recorded Hello (any variant); None: none recorded.
+    hello_name: str | None = None
+    hello_version: str | None = None
+
+    @property
+    def rating(self) -> float:
+        """The conservative rating the table is sorted by, as the ladder's (μ − 3σ)."""
+        return self.mu - 3 * self.sigma
+
+    @property
+    def mean_score_per_deal(self) -> float:
+        return self.score / self.deals if self.deals else 0.0
+
+    @property
+    def fault_rate(self) -> float:
+        """Faults per decision."""
+        return self.faults / self.decisions if self.decisions else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "variant": self.variant,
+            "rating": round(self.rating, 3),
+            "mu": round(self.mu, 3),
+            "sigma": round(self.sigma, 3),
+            "matches": self.matches,
+            "deals": self.deals,
+            "mean_score_per_deal": round(self.mean_score_per_deal, 3),
+            "decisions": self.decisions,
+            "faults": self.faults,
+            "fault_rate": round(self.fault_rate, 5),
+            "state": self.state,
+            "hello_name": self.hello_name,
+            "hello_version": self.hello_version,
+            "recent": [vars(m) for m in self.recent],
+        }

@@ -1,0 +1,120 @@
+"""The store's tables, in the SQL SQLite and PostgreSQL both accept, and their migrations.
+
+Schema versions: 1, the first; 2 added ``match_seats.hello_name`` and ``hello_version``
+(what the seat's bot said in its last Hello; NULL for a seat that said none and for the
+matches recorded before); 3 added what several servers sharing one PostgreSQL need
+(`arena.standing.cluster`): ``matches.server_id`` (the server that hosts the match) and
+``abort_reason``, the tables ``arena_servers`` (heartbeats), ``lobby_places`` (every waiting
+or booked place of every server's lobby streams) and ``pair_meetings`` (how often each pair
+met, filled from the stored matches on migration). Opening a store of an older version
+migrates it, in the same transaction as the rest of the opening (`MIGRATIONS`, `Store`).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 3
+
+SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS arena_schema (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS bots (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        variants TEXT NOT NULL,                 -- comma list; '' = every variant of the arena
+        registered_ms BIGINT NOT NULL,
+        revoked_ms BIGINT,                      -- NULL while the token is good
+        paused_until_ms BIGINT NOT NULL DEFAULT 0,
+        pause_reason TEXT NOT NULL DEFAULT '',
+        faulty_streak INTEGER NOT NULL DEFAULT 0 -- matches in a row with a fault
+    )""",
+    """CREATE TABLE IF NOT EXISTS matches (
+        match_id TEXT PRIMARY KEY,
+        variant TEXT NOT NULL,
+        seed BIGINT NOT NULL,
+        deals INTEGER NOT NULL,
+        state TEXT NOT NULL,                    -- running, finished, aborted
+        termination TEXT NOT NULL DEFAULT '',   -- completed, forfeit, aborted
+        started_ms BIGINT NOT NULL,
+        finished_ms BIGINT,
+        replay TEXT NOT NULL DEFAULT '',
+        server_id TEXT NOT NULL DEFAULT '',     -- the server hosting it; '' = single-process
+        abort_reason TEXT NOT NULL DEFAULT '',  -- why it was aborted, when it was
+        record_seq BIGINT,                      -- order of the recorded results (ratings' order)
+        ended_ms BIGINT                         -- when it ended on its server (finished_ms: recorded)
+    )""",
+    "CREATE INDEX IF NOT EXISTS matches_by_state ON matches (state)",
+    """CREATE TABLE IF NOT EXISTS match_seats (
+        match_id TEXT NOT NULL REFERENCES matches (match_id),
+        seat INTEGER NOT NULL,
+        bot TEXT NOT NULL REFERENCES bots (name),
+        score INTEGER NOT NULL DEFAULT 0,
+        deals INTEGER NOT NULL DEFAULT 0,
+        decisions INTEGER NOT NULL DEFAULT 0,
+        faults INTEGER NOT NULL DEFAULT 0,
+        hello_name TEXT,                        -- the seat's last Hello; NULL: none recorded
+        hello_version TEXT,
+        PRIMARY KEY (match_id, seat)
+    )""",
+    "CREATE INDEX IF NOT EXISTS match_seats_by_bot ON match_seats (bot)",
+    """CREATE TABLE IF NOT EXISTS ratings (
+        bot TEXT NOT NULL REFERENCES bots (name),
+        variant TEXT NOT NULL,
+        mu DOUBLE PRECISION NOT NULL,
+        sigma DOUBLE PRECISION NOT NULL,
+        matches INTEGER NOT NULL DEFAULT 0,
+        deals INTEGER NOT NULL DEFAULT 0,
+        score BIGINT NOT NULL DEFAULT 0,
+        decisions INTEGER NOT NULL DEFAULT 0,
+        faults INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (bot, variant)
+    )""",
+    # Several servers on one PostgreSQL (arena/standing/cluster.py); unused by a SQLite store.
+    """CREATE TABLE IF NOT EXISTS arena_servers (
+        server_id TEXT PRIMARY KEY,
+        address TEXT NOT NULL,                  -- host:port its bots' match streams dial
+        state TEXT NOT NULL,                    -- serving, draining, stopped, gone
+        started_ms BIGINT NOT NULL,
+        heartbeat_ms BIGINT NOT NULL            -- the database's clock
+    )""",
+    """CREATE TABLE IF NOT EXISTS lobby_places (
+        place_id TEXT PRIMARY KEY,              -- server:stream:slot
+        server_id TEXT NOT NULL,
+        stream BIGINT NOT NULL,
+        bot TEXT NOT NULL REFERENCES bots (name),
+        variants TEXT NOT NULL,                 -- comma list the stream asked for
+        waiting_since_ms BIGINT NOT NULL,
+        leaving INTEGER NOT NULL DEFAULT 0,     -- its stream ended; deleted when its match ends
+        match_id TEXT,                          -- booked for this match; NULL = free
+        seat INTEGER,
+        host_address TEXT,
+        seat_token TEXT                         -- until the stream's server delivered the Seated
+    )""",
+    "CREATE INDEX IF NOT EXISTS lobby_places_by_match ON lobby_places (match_id)",
+    "CREATE INDEX IF NOT EXISTS lobby_places_by_bot ON lobby_places (bot)",
+    """CREATE TABLE IF NOT EXISTS pair_meetings (
+        variant TEXT NOT NULL,
+        one TEXT NOT NULL,                      -- the two names sorted as Python sorts them
+        other TEXT NOT NULL,
+        meetings INTEGER NOT NULL,
+        PRIMARY KEY (variant, one, other)
+    )""",
+]
+
+
+# From version N to N + 1, in the SQL both databases accept.
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
+        "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
+    ],
+}
+
+# From version 2 to 3: columns added to `matches` (each only if missing: a store may have them).
+MATCH_COLUMNS_3 = {
+    "server_id": "TEXT NOT NULL DEFAULT ''",
+    "abort_reason": "TEXT NOT NULL DEFAULT ''",
+    "record_seq": "BIGINT",
+    "ended_ms": "BIGINT",
+}
+
+# After the migrations: indexes on columns an older schema lacks.
+INDEXES = ["CREATE INDEX IF NOT EXISTS matches_by_record_seq ON matches (record_seq)"]
