@@ -4,8 +4,10 @@
 view (the dict the server sends a bot) encoded block by block. Building it that way at every
 decision is slow, so the environment and the OpenSpiel game use a `SeatTensor` per seat instead:
 a row written in place, where `sync()` writes only the entries that changed since its last sync.
-It reads exactly the fields `observation` puts in the seat's view; tests/test_research.py holds
-the two equal at every decision, and the compiled and pure builds equal byte for byte.
+It reads exactly the fields `observation` puts in the seat's view, and asks arena/engine/views.py
+what the seat may see (its own discard, the public contract, the shown talon, the partner);
+tests/test_research.py holds the two equal at every decision, and the compiled and pure builds
+equal byte for byte.
 
 How a change is found, block by block: what only grows (finished tricks, declarations,
 announcements, round answers) by the count already written; the hand, the trick in progress,
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from arena.engine import Action, Card, DealState
-from arena.engine.views import known_partner
+from arena.engine.views import known_partner, own_discard, public_contract, visible_talon
 
 from .layout import (
     ANNOUNCE_NAMES,
@@ -196,13 +198,10 @@ class SeatTensor:
             if won != self.won[seat]:
                 self.won[seat] = won
                 row[TRICKS_WON + seat] = won / 78
-        if self.seat == state.discarder:
-            if state.skat != self.skat:
-                self.cards(OWN_SKAT, self.skat, state.skat)
-                self.skat = list(state.skat)
-        elif self.skat:
-            self.cards(OWN_SKAT, self.skat, [])
-            self.skat = []
+        skat = own_discard(state, self.seat)  # an empty tuple for another seat: never equal to []
+        if skat != self.skat and (skat or self.skat):
+            self.cards(OWN_SKAT, self.skat, list(skat))
+            self.skat = list(skat)
         trick = state.trick
         if (
             trick != self.trick
@@ -284,16 +283,16 @@ class SeatTensor:
         """The bidding's public facts, the talon while shown, and the partner as the seat knows him."""
         state = self.state
         ones: list[int] = []
-        if state.trischaken:
-            ones.append(CONTRACT + _CONTRACT_INDEX["trischaken"])
-        elif state.contract is not None and state.phase != "bid":
-            ones.append(CONTRACT + _CONTRACT_INDEX[state.contract.name])
-            if state.declarer is not None and state.declarer >= 0:
-                ones.append(DECLARER + state.declarer)
+        contract, declarer = public_contract(state)
+        if contract is not None:
+            ones.append(CONTRACT + _CONTRACT_INDEX[contract])
+            if declarer is not None and declarer >= 0:
+                ones.append(DECLARER + declarer)
         if state.called is not None:
             ones.append(CALLED + state.called)
-        if state.talon_visible:
-            ones += [TALON + card for card in state.talon]
+        talon = visible_talon(state)
+        if talon is not None:
+            ones += [TALON + card for card in talon]
         if state.petit_sec is not None and state.petit_sec >= 0:
             ones.append(PETIT_SEC + state.petit_sec)
         if ones != self.american_ones:
