@@ -515,7 +515,9 @@ class ViewEncoder:
             leader = to_act if s.phase == PLAY and to_act is not None else 0
             current = _int(T_NUMBER, s.trick_no) + _int(T_LEADER, leader) + _NO_WINNER
         parts.append(_sub(V_TRICK, current))
-        parts += [_SKAT[card] for card in own_discard(s, seat)]
+        skat = own_discard(s, seat)
+        if skat:
+            parts += [_SKAT[card] for card in skat]
         if s.skat_public:
             shown: Iterable[Any] = s.skat_public.get("shown", ())  # type: ignore[assignment]
             taroks = s.skat_public.get("taroks", 0)
