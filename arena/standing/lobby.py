@@ -31,7 +31,7 @@ from .hosting import Hosting
 from .joining import DRAINING, Joins, Refusal
 from .matchmaking import pair_key
 from .results import Results
-from .state import ArenaMatch, LobbyLink, LobbyState, LobbyStream
+from .state import LobbyLink, LobbyState, LobbyStream
 from .store import BotRecord, Pause, Store
 from .tables import Tables
 
@@ -68,10 +68,6 @@ class Lobby:
     @property
     def streams(self) -> dict[int, LobbyStream]:
         return self.state.streams
-
-    @property
-    def matches(self) -> dict[str, ArenaMatch]:
-        return self.state.matches
 
     @property
     def running_by_bot(self) -> Counter[str]:
