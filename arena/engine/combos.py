@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .cards import CARDS, FOOL, KINGS, MOND, PAGAT, SUITS, TAROKS, Card, tarok
+from .options import Ladons
 
 COURT_FACES: Final = (11, 12, 13, 14)  # J, C, Q, K
 
@@ -42,7 +43,8 @@ class Combination:
         return out
 
 
-Finder = Callable[[Collection[Card], dict[str, str]], list[Combination]]
+Finder = Callable[[Collection[Card], Ladons], list[Combination]]
+"""A hand and the variant's `ladons` option (only Grosstarock's finder reads it)."""
 
 
 def _courts(suit: str) -> list[Card]:
@@ -57,7 +59,7 @@ FACES_OF_FOUR: Final = {face: frozenset(CARDS[s * 14 + face - 1] for s in range(
 TAROK_CLASS: Final = TAROKS | {FOOL}  # the taroks and the Fool
 KINGS_AND_TRULL: Final = KINGS | {PAGAT, FOOL, MOND}  # DUM-DECL-3 kings: Pagat, Fool and Mond count
 PIPS: Final = frozenset(c for c in CARDS[:56] if c % 14 < 10)  # G-PACK-5: suit pips A…10
-PIPS_AND_BLANK_TAROKS: Final = PIPS | (TAROKS - {PAGAT, MOND})  # AMB-16: `ladons = all_blanks`
+PIPS_AND_BLANK_TAROKS: Final = PIPS | (TAROKS - {PAGAT, MOND})  # AMB-16: `Ladons.ALL_BLANKS`
 
 
 def _taroks(hand: frozenset[Card], fool_flag: bool, pagat_flag: bool) -> Combination | None:
@@ -87,7 +89,7 @@ def _matadors(hand: frozenset[Card]) -> Combination | None:
     return Combination("matadors", 10 + 5 * (m - 3), m, cards=frozenset(run))
 
 
-def dummett(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+def dummett(hand: Collection[Card], ladons: Ladons = Ladons.PIPS) -> list[Combination]:
     """DUM-DECL-3 (one card may serve in several combinations, AMB-20)."""
     hand = frozenset(hand)  # many membership tests below
     found = [c for c in (_taroks(hand, True, True), _matadors(hand)) if c is not None]
@@ -104,13 +106,13 @@ def dummett(hand: Collection[Card], options: dict[str, str]) -> list[Combination
         same = hand & FACES_OF_FOUR[face]
         if len(same) == 4:
             found.append(Combination(name, 5, 4, cards=same))
-    ladons = hand & (PIPS_AND_BLANK_TAROKS if options.get("ladons") == "all_blanks" else PIPS)
-    if len(ladons) >= 16:
-        found.append(Combination("ladons", 15 + 5 * (len(ladons) - 16), len(ladons), cards=ladons))
+    blanks = hand & (PIPS_AND_BLANK_TAROKS if ladons is Ladons.ALL_BLANKS else PIPS)
+    if len(blanks) >= 16:
+        found.append(Combination("ladons", 15 + 5 * (len(blanks) - 16), len(blanks), cards=blanks))
     return found
 
 
-def german(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+def german(hand: Collection[Card], ladons: Ladons = Ladons.PIPS) -> list[Combination]:
     """G54-DECL-1."""
     hand = frozenset(hand)  # many membership tests below
     found = [c for c in (_taroks(hand, False, False), _matadors(hand)) if c is not None]
@@ -128,7 +130,7 @@ def german(hand: Collection[Card], options: dict[str, str]) -> list[Combination]
     return found
 
 
-def danish(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+def danish(hand: Collection[Card], ladons: Ladons = Ladons.PIPS) -> list[Combination]:
     """DK-DECL-3: the Fool is wild; one Kings declaration and one per suit (AMB-56)."""
     hand = frozenset(hand)  # many membership tests below
     found = [c for c in (_taroks(hand, False, True), _matadors(hand)) if c is not None]
@@ -155,7 +157,7 @@ def danish(hand: Collection[Card], options: dict[str, str]) -> list[Combination]
     return found
 
 
-def american(hand: Collection[Card], options: dict[str, str]) -> list[Combination]:
+def american(hand: Collection[Card], ladons: Ladons = Ladons.PIPS) -> list[Combination]:
     """AM-COMB-1: shown combinations; `EX` may serve in several; full size only (AMB-56).
 
     Trumps shows only its count and whether `T1` is held; every other combination shows its cards.

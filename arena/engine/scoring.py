@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from .cards import FOOL, HONOURS, KINGS, PAGAT, SUIT_OF, Card, is_counting
 from .deal import DealFields
+from .options import Counting, Family, NoloCancels, TrischakenScoring
 from .result import PENALTY, Account, DealResult, Transfer
 
 
@@ -99,7 +100,7 @@ def settle_fool(state: DealFields) -> list[list[Card]]:
     tout = next((s for s in state.order if state.tricks_won[s] == v.trick_count), None)
     for owner, creditor, _trick in state.fool_debts:
         pile = piles[owner]
-        if tout is not None and v.family == "danish":
+        if tout is not None and v.family is Family.DANISH:
             card = FOOL  # DK-FOOL-5: the Tout-maker takes it without an exchange card
         elif v.fool_owner_without_tricks_gives_fool and state.tricks_won[owner] == 0:
             card = FOOL  # DK-FOOL-6
@@ -116,20 +117,20 @@ def score_deal(state: DealFields) -> DealResult:
     ledger = Ledger(state.order)
     if v.pots is not None and state.stakes:
         _pot_stakes(state, ledger)
-    if v.family == "american":
+    if v.family is Family.AMERICAN:
         return _score_american(state, ledger)
     if state.annulled:
         return _result(state, ledger, [0] * state.seats)
     piles = settle_fool(state)
-    if v.family == "dummett":
+    if v.family is Family.DUMMETT:
         points = [p78_points(p) for p in piles]
         _score_dummett(state, ledger, points)
-    elif v.family == "german":
+    elif v.family is Family.GERMAN:
         points = [p78_points(p) for p in piles]
         _score_german(state, ledger, points)
     else:
         assert v.danish is not None
-        count = p001_points if v.danish.counting == "p001" else p78_points
+        count = p001_points if v.danish.counting is Counting.P001 else p78_points
         points = [count(p) if s in state.order else 0 for s, p in enumerate(piles)]
         for p in piles:
             p78_points(p)  # G-CP-3 holds whatever the counting
@@ -215,7 +216,7 @@ def _score_dummett(state: DealFields, ledger: Ledger, points: list[int]) -> None
         made = announced.get(noloist)
         value = _window(NOLO_VALUE, made.trick)[0] if made and made.name == "nolo" else 26
         ledger.receive_from_each(noloist, value, "DUM-BON-6")
-    cancel_bonuses = noloist is not None and state.variant.options.get("nolo_cancels") != "cards_only"
+    cancel_bonuses = noloist is not None and state.variant.nolo_cancels is NoloCancels.ALL
     if noloist is None:
         _card_settlement(state, ledger, points, "DUM-CARD-1")
     if cancel_bonuses:
@@ -319,7 +320,7 @@ def _score_danish(state: DealFields, ledger: Ledger, points: list[int]) -> None:
         if seat == forehand:
             continue
         cp = points[seat]
-        if params.counting == "p001":
+        if params.counting is Counting.P001:
             ledger.pay(forehand, seat, cp - 25, "DK-END-7")
         elif cp > 26:
             ledger.pay(forehand, seat, 5 * ((cp - 24) // 5), "DK-END-7")
@@ -474,7 +475,7 @@ def _score_trischaken(state: DealFields, ledger: Ledger) -> DealResult:
     for owner, creditor, _trick in state.fool_debts:
         _give_exchange_card(piles, owner, creditor)
     points = [p91_points(p) for p in piles]
-    if state.variant.options.get("trischaken_scoring") == "literal":
+    if state.variant.trischaken_scoring is TrischakenScoring.LITERAL:
         for seat in state.order:
             ledger.pay(seat, PENALTY, points[seat], "AM-TRI-6")  # −CP_i: not zero-sum (G-PAY-3)
     else:

@@ -10,11 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
 
 from . import combos
 from .cards import FOOL, KINGS, MOND, PAGAT, TAROKS, Card
 from .errors import ConfigError
+from .options import (
+    Counting,
+    Family,
+    FoolLead,
+    Ladons,
+    NoloCancels,
+    Redeal,
+    TrischakenLeader,
+    TrischakenScoring,
+)
 
 SkatPlan = tuple[frozenset[Card], frozenset[Card]]
 """(cards that must all be laid away, cards that may fill the remaining places)."""
@@ -40,7 +51,7 @@ class DanishScoring:
     tout: int  # DK-END-5
     nolo_skips_failed_ultimo: bool  # DK-END-3, AMB-11
     failed_ultimo_doubles_pot: bool  # DK-END-3, AMB-07
-    counting: str  # DK-END-7: "p78" or "p001"
+    counting: Counting  # DK-END-7
 
 
 @dataclass(frozen=True)
@@ -63,14 +74,21 @@ AMERICAN_CONTRACTS = (
 
 @dataclass(frozen=True)
 class Variant:
+    """One variant with its options resolved.
+
+    `options` is the mapping of option names to the strings they were given, as views and replays
+    publish it; the rules read the typed fields each option sets (`find_variant` checks and
+    converts them), never `options`.
+    """
+
     name: str
     options: Mapping[str, str]
-    family: str  # "dummett", "german", "danish", "american": picks the discard, combination and scoring hooks
+    family: Family  # picks the discard, combination and scoring hooks
     seats: int = 3
     players: int = 3  # active players in one deal (G54-TAB-2: a fourth seat sits out)
     clockwise: bool = False
     red_pips_reversed: bool = True
-    fool_lead: str = "next_card"  # G-TRICK-3: "next_card", "designate" or "forbidden"
+    fool_lead: FoolLead = FoolLead.NEXT_CARD  # G-TRICK-3
     fool_captured_from: int | None = None  # first trick in which a played Fool is captured
     fool_forbidden_trick: int | None = None  # DK-FOOL-2: trick 24
     fool_last_trick: int | None = None  # G54-FOOL-2: must be played by trick 23
@@ -79,7 +97,7 @@ class Variant:
     fool_owner_without_tricks_gives_fool: bool = False  # DK-FOOL-6
     declarations: str = "optional"  # or "compulsory" (made by the engine)
     announcements: bool = False  # DUM-ANN: Vole and Nolo
-    redeal: str | None = None  # DK-DEAL-2: "claim" or "auto"
+    redeal: Redeal | None = None  # DK-DEAL-2
     pots: PotRules | None = None
     danish: DanishScoring | None = None
     trick_count: int = 25
@@ -87,6 +105,10 @@ class Variant:
     talon_size: int = 0  # AM-DEAL-1: cards dealt to the talon (G-DEAL-2)
     discard_count: int = 3  # cards laid away: the skat, or the American talon exchange (AM-TAL-1)
     fool_wins_slam_lead: bool = False  # AM-FOOL-3
+    ladons: Ladons = Ladons.PIPS  # option `ladons` (DUM-DECL-3, AMB-16)
+    nolo_cancels: NoloCancels = NoloCancels.ALL  # option `nolo_cancels` (DUM-BON-6)
+    trischaken_leader: TrischakenLeader = TrischakenLeader.DEALER  # option (AM-TRI-2)
+    trischaken_scoring: TrischakenScoring = TrischakenScoring.PAIRWISE  # option (AM-TRI-6)
     description: str = field(default="", compare=False)
 
     @property
@@ -94,7 +116,7 @@ class Variant:
         return ("king", "pagat") if self.pots else ()
 
     def combinations(self, hand: Collection[Card]) -> list[combos.Combination]:
-        return _FINDERS[self.family](hand, dict(self.options))
+        return _FINDERS[self.family](hand, self.ladons)
 
     def discard_plans(self, hand: Collection[Card]) -> list[SkatPlan]:
         return _DISCARD[self.family](self, hand)
@@ -102,7 +124,7 @@ class Variant:
     @property
     def maximise_free_skat_cards(self) -> bool:
         """DK-SKAT-4: the skat holds as many non-combination cards as possible."""
-        return self.family == "danish"
+        return self.family is Family.DANISH
 
     # A variant is immutable and fully named by its id and options: a copy is the variant itself,
     # and a pickle rebuilds it by name (a compiled class cannot be rebuilt field by field).
@@ -113,11 +135,11 @@ class Variant:
         return find_variant, (self.name, dict(self.options))
 
 
-_FINDERS: dict[str, combos.Finder] = {
-    "dummett": combos.dummett,
-    "german": combos.german,
-    "danish": combos.danish,
-    "american": combos.american,
+_FINDERS: dict[Family, combos.Finder] = {
+    Family.DUMMETT: combos.dummett,
+    Family.GERMAN: combos.german,
+    Family.DANISH: combos.danish,
+    Family.AMERICAN: combos.american,
 }
 
 
@@ -167,11 +189,11 @@ def _american_plans(variant: Variant, hand: Collection[Card]) -> list[SkatPlan]:
     return [(frozenset(), frozenset(c for c in hand if c not in KINGS and c not in (FOOL, PAGAT, MOND)))]
 
 
-_DISCARD: dict[str, Callable[[Variant, Collection[Card]], list[SkatPlan]]] = {
-    "dummett": _dummett_plans,
-    "german": _german_plans,
-    "danish": _danish_plans,
-    "american": _american_plans,
+_DISCARD: dict[Family, Callable[[Variant, Collection[Card]], list[SkatPlan]]] = {
+    Family.DUMMETT: _dummett_plans,
+    Family.GERMAN: _german_plans,
+    Family.DANISH: _danish_plans,
+    Family.AMERICAN: _american_plans,
 }
 
 
@@ -181,24 +203,31 @@ class OptionSpec:
     doc: str
 
 
+def _choices(values: type[StrEnum]) -> tuple[str, ...]:
+    """An option's choices, the default first: the values of its enum, as plain strings."""
+    return tuple(member.value for member in values)
+
+
 OPTIONS: dict[str, dict[str, OptionSpec]] = {
     "grosstarock": {
-        "ladons": OptionSpec(("pips", "all_blanks"), "what counts as a Ladon (G-PACK-5, AMB-16)"),
-        "nolo_cancels": OptionSpec(("all", "cards_only"), "what a successful Nolo cancels (DUM-BON-6)"),
+        "ladons": OptionSpec(_choices(Ladons), "what counts as a Ladon (G-PACK-5, AMB-16)"),
+        "nolo_cancels": OptionSpec(_choices(NoloCancels), "what a successful Nolo cancels (DUM-BON-6)"),
     },
     "german-1754": {
         "players": OptionSpec(("3", "4"), "a fourth seat that sits out in turn (G54-TAB-2)"),
     },
     "danish": {
-        "redeal": OptionSpec(("claim", "auto"), "redeal of a hand without tarok (DK-DEAL-2)"),
+        "redeal": OptionSpec(_choices(Redeal), "redeal of a hand without tarok (DK-DEAL-2)"),
     },
     "danish-pots": {
         "red_pips": OptionSpec(("reversed", "straight"), "red pip order (G-RANK-3, AMB-01)"),
-        "counting": OptionSpec(("p78", "p001"), "card counting (DK-END-7, G-CP-5)"),
+        "counting": OptionSpec(_choices(Counting), "card counting (DK-END-7, G-CP-5)"),
     },
     "american": {
-        "trischaken_leader": OptionSpec(("dealer", "forehand"), "who leads trick 1 of Trischaken (AM-TRI-2)"),
-        "trischaken_scoring": OptionSpec(("pairwise", "literal"), "Trischaken settlement (AM-TRI-6)"),
+        "trischaken_leader": OptionSpec(
+            _choices(TrischakenLeader), "who leads trick 1 of Trischaken (AM-TRI-2)"
+        ),
+        "trischaken_scoring": OptionSpec(_choices(TrischakenScoring), "Trischaken settlement (AM-TRI-6)"),
     },
 }
 
@@ -227,12 +256,14 @@ def _grosstarock(options: Mapping[str, str]) -> Variant:
     return Variant(
         name="grosstarock",
         options=options,
-        family="dummett",
+        family=Family.DUMMETT,
         clockwise=True,  # DUM-TAB-1
-        fool_lead="next_card",  # DUM-PLAY-1
+        fool_lead=FoolLead.NEXT_CARD,  # DUM-PLAY-1
         fool_captured_from=23,  # DUM-PLAY-2
         declarations="optional",  # DUM-DECL-1
         announcements=True,  # DUM-ANN
+        ladons=Ladons(options["ladons"]),
+        nolo_cancels=NoloCancels(options["nolo_cancels"]),
         description="Dummett's classical Grosstarock",
     )
 
@@ -241,9 +272,9 @@ def _german(options: Mapping[str, str]) -> Variant:
     return Variant(
         name="german-1754",
         options=options,
-        family="german",
+        family=Family.GERMAN,
         seats=int(options["players"]),  # G54-TAB-2
-        fool_lead="forbidden",  # G54-PLAY-1
+        fool_lead=FoolLead.FORBIDDEN,  # G54-PLAY-1
         fool_last_trick=23,  # G54-FOOL-2
         fool_when_void=True,  # G54-FOOL-3
         declarations="optional",  # G54-DECL-1
@@ -255,20 +286,20 @@ def _danish(options: Mapping[str, str]) -> Variant:
     return Variant(
         name="danish",
         options=options,
-        family="danish",
-        fool_lead="designate",
+        family=Family.DANISH,
+        fool_lead=FoolLead.DESIGNATE,
         fool_captured_from=25,  # DK-FOOL-2
         fool_forbidden_trick=24,
         fool_demand=True,  # DK-FOOL-3
         declarations="compulsory",  # DK-DECL-1
-        redeal=options["redeal"],  # DK-DEAL-2
+        redeal=Redeal(options["redeal"]),  # DK-DEAL-2
         pots=PotRules(ante=20, refill=20, dealer_stake=5, stake_into_every_pot=False),
         danish=DanishScoring(
             pagat_win_pays=True,
             tout=80,
             nolo_skips_failed_ultimo=False,
             failed_ultimo_doubles_pot=True,
-            counting="p78",
+            counting=Counting.P78,
         ),
         description="Danish Tarok (Dansk Tarokforbund, 2011)",
     )
@@ -278,9 +309,9 @@ def _danish_pots(options: Mapping[str, str]) -> Variant:
     return Variant(
         name="danish-pots",
         options=options,
-        family="danish",
+        family=Family.DANISH,
         red_pips_reversed=options["red_pips"] == "reversed",
-        fool_lead="designate",
+        fool_lead=FoolLead.DESIGNATE,
         fool_owner_without_tricks_gives_fool=True,  # DK-FOOL-6
         declarations="compulsory",
         pots=PotRules(ante=40, refill=40, dealer_stake=5, stake_into_every_pot=True),
@@ -289,7 +320,7 @@ def _danish_pots(options: Mapping[str, str]) -> Variant:
             tout=85,
             nolo_skips_failed_ultimo=True,
             failed_ultimo_doubles_pot=False,
-            counting=options["counting"],
+            counting=Counting(options["counting"]),
         ),
         description="Danish pot game of the blogs",
     )
@@ -299,16 +330,18 @@ def _american(options: Mapping[str, str]) -> Variant:
     return Variant(
         name="american",
         options=options,
-        family="american",
+        family=Family.AMERICAN,
         seats=4,  # AM-TAB-1
         players=4,
         red_pips_reversed=False,  # AM-TAB-2
-        fool_lead="next_card",  # AM-PLAY-1
+        fool_lead=FoolLead.NEXT_CARD,  # AM-PLAY-1
         trick_count=18,  # G-TRICK-1
         contracts=AMERICAN_CONTRACTS,
         talon_size=6,  # AM-DEAL-1
         discard_count=6,  # AM-TAL-1
         fool_wins_slam_lead=True,  # AM-FOOL-3
+        trischaken_leader=TrischakenLeader(options["trischaken_leader"]),
+        trischaken_scoring=TrischakenScoring(options["trischaken_scoring"]),
         description="American Grosstarock (Omnibus Tarot)",
     )
 

@@ -47,6 +47,7 @@ from arena.engine.combos import (
     PIPS_AND_BLANK_TAROKS,
     TAROK_CLASS,
 )
+from arena.engine.options import Ladons
 from arena.engine.play import STRENGTH
 
 from .history import Mismatch, deck_of, parse_card, public, replay
@@ -319,7 +320,7 @@ class Sampler:
         elif name == "kings" and self.variant.family == "dummett":
             self._count(places, played, KINGS_AND_TRULL, size, size)
         elif name == "ladons":
-            pool = PIPS_AND_BLANK_TAROKS if self.variant.options.get("ladons") == "all_blanks" else PIPS
+            pool = PIPS_AND_BLANK_TAROKS if self.variant.ladons is Ladons.ALL_BLANKS else PIPS
             self._count(places, played, pool, size, size)
         elif name in ("cavallerie", "whole_cavalry", "full", "full_cavallerie"):
             self._holds(COURTS[suit], places)
