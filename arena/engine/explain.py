@@ -1,17 +1,19 @@
 """Why an action is illegal: the rule it breaks, for the message of `IllegalActionError`.
 
-`DealState.apply` calls `explain` only after it has rejected an action, so
-nothing here is on the hot path; the tests of legality are the phases' own
-(`TrickPlay`, `Phases`), and an explanation only names the rule that failed.
-`state` is a `DealState`, typed as the `Phases` it builds on so that this module
-stays below state.py.
+`DealState.verify` calls `explain` only after `can` has rejected an action, so
+nothing here decides legality or runs on the hot path: legality is the phases'
+(`TrickPlay`, `Phases`, listed by `DealState._compute_legal`), and an explanation
+only names the rule that failed, asking the phases' own predicates which one
+(`suit_to_play`, `_must_redesignate`, the Fool's timing, the discard's feasibility,
+the call ladder).  `state` is a `DealState`, typed as the `Phases` it builds on so
+that this module stays below state.py.
 """
 
 from __future__ import annotations
 
 from . import actions as A
 from .actions import Action
-from .cards import CARDS, FOOL, KINGS, MOND, PAGAT
+from .cards import CARDS, FOOL, KINGS, PAGAT
 from .deal import (
     AMERICAN_BONUSES,
     ANNOUNCE,
@@ -24,10 +26,13 @@ from .deal import (
     NO_DESIGNATION,
     PLAY,
     REDEAL,
-    SUIT_NO,
-    TAROK_NO,
 )
-from .phases import Phases
+from .options import Family, FoolLead
+from .phases import CALLABLE_RANKS, Phases
+from .play import suit_to_play
+
+# The rule that makes the dealer lay away cards of his own hand, per family (DK-SKAT-1 otherwise).
+_DISCARD_RULE = {Family.DUMMETT: "DUM-DISC-1", Family.GERMAN: "G54-DISC-1"}
 
 
 def explain(state: Phases, action: Action) -> tuple[str, str]:
@@ -48,8 +53,8 @@ def explain(state: Phases, action: Action) -> tuple[str, str]:
     }[phase]
     phase_rule = {
         PLAY: "G-TRICK-1",
-        DISCARD: {"dummett": "DUM-DISC-1", "german": "G54-DISC-1"}.get(v.family, "DK-SKAT-1"),
-        DECLARE: {"dummett": "DUM-DECL-1", "german": "G54-DECL-1"}.get(v.family, "DK-DECL-1"),
+        DISCARD: _DISCARD_RULE.get(v.family, "DK-SKAT-1"),
+        DECLARE: {Family.DUMMETT: "DUM-DECL-1", Family.GERMAN: "G54-DECL-1"}.get(v.family, "DK-DECL-1"),
         ANNOUNCE: "DUM-ANN-3",
         REDEAL: "DK-DEAL-2",
         DEMAND: "DK-FOOL-3",
@@ -78,16 +83,16 @@ def explain(state: Phases, action: Action) -> tuple[str, str]:
         return f"{card} is not in the hand of seat {seat}", "G-TRICK-1"
     leading = not state.trick
     if card == FOOL and leading:
-        if v.fool_lead == "forbidden":
+        if v.fool_lead is FoolLead.FORBIDDEN:
             return "the Excuse may not be led", "G54-PLAY-1"
-        if v.fool_lead == "designate" and action.suit is None:
+        if v.fool_lead is FoolLead.DESIGNATE and action.suit is None:
             return "a led Fool needs a designated suit (S, H, D, C or T)", "G-TRICK-3"
-    if state.fool_demanded and state.trick_no == 23 and FOOL in hand:
+    if state._fool_demanded_now() and FOOL in hand:
         return "the Fool was demanded for trick 23", "DK-FOOL-3"
-    if card == FOOL and v.fool_forbidden_trick == state.trick_no:
+    if card == FOOL and state._fool_barred():
         return "the Fool may not be played to trick 24", "DK-FOOL-2"
     if FOOL in hand and v.fool_last_trick is not None and not leading:
-        if state.trick_no >= v.fool_last_trick:
+        if state._fool_overdue(leading):
             return "the Excuse must be played no later than trick 23", "G54-FOOL-2"
         if state._legal_plays(seat) == [A.PLAY[FOOL]]:
             return "a holder without taroks must play the Excuse when void in the led suit", "G54-FOOL-3"
@@ -102,7 +107,7 @@ def explain(state: Phases, action: Action) -> tuple[str, str]:
         if card == PAGAT:
             return "T1 may be led or played only as the player's last tarok", "AM-TRI-4"
         return f"seat {seat} must beat {state._winning_card()} with a card that can", "AM-TRI-3"
-    if led is not None and any(SUIT_NO[c] == led for c in hand):
+    if led is not None and suit_to_play(hand, led) == led:
         return f"seat {seat} must follow {NO_DESIGNATION[led]}", "G-TRICK-4"
     return f"seat {seat} must play a tarok", "G-TRICK-4"
 
@@ -130,7 +135,7 @@ def _explain_american(state: Phases, action: Action) -> tuple[str, str]:
         return f"a bid must be higher than {state.contract.name}", "AM-BID-2"
     if phase == CALL:
         assert card is not None
-        if (SUIT_NO[card] < TAROK_NO and card % 14 >= 10) or PAGAT < card < MOND:
+        if card in CALLABLE_RANKS:
             return "a lower rank may be called only when every higher court is in hand", "AM-CALL-1"
         return "only a King, Queen, Cavalier, Jack or T2…T20 can be called", "AM-CALL-1"
     if phase == DISCARD:
@@ -158,15 +163,12 @@ def _explain_discard(state: Phases, action: Action) -> tuple[str, str]:
     assert card is not None
     fam = state.variant.family
     if card not in state.hands[state.dealer]:
-        return f"{card} is not in the dealer's hand", {
-            "dummett": "DUM-DISC-1",
-            "german": "G54-DISC-1",
-        }.get(fam, "DK-SKAT-1")
-    if fam == "dummett":
+        return f"{card} is not in the dealer's hand", _DISCARD_RULE.get(fam, "DK-SKAT-1")
+    if fam is Family.DUMMETT:
         if card in KINGS or card == CARDS[76]:
             return "a King or T21 is never laid away", "DUM-DISC-2"
         return "taroks and the Sküs may go only with the Pagat and at most two others", "DUM-DISC-3"
-    if fam == "german":
+    if fam is Family.GERMAN:
         if card in KINGS:
             return "a King is never laid away", "G54-DISC-1"
         return "taroks and the Excuse may not be laid away here", "G54-DISC-2"

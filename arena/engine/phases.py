@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from typing import Final
 
 from . import actions as A
 from .actions import Action
@@ -32,6 +33,7 @@ from .deal import (
     Announcement,
     Declaration,
 )
+from .options import Family, TrischakenLeader
 from .play import TrickPlay
 
 # AM-CALL-1: Kings, Queens, Cavaliers, Jacks, then T2…T20.
@@ -39,6 +41,8 @@ _CALL_LADDER: tuple[tuple[Card, ...], ...] = (
     *(tuple(CARDS[s * 14 + face - 1] for s in range(4)) for face in (KING, QUEEN, CAVALIER, JACK)),
     tuple(CARDS[57:76]),
 )
+CALLABLE_RANKS: Final = frozenset(card for rung in _CALL_LADDER for card in rung)
+"""Every card of the call ladder: the cards a declarer may ever call (AM-CALL-1)."""
 
 
 class Phases(TrickPlay):
@@ -90,7 +94,7 @@ class Phases(TrickPlay):
         if self.contract is None:
             # AM-TRI-1/2 (AMB-27): all four passed; the dealer leads unless the option says forehand.
             self.trischaken = True
-            if self.variant.options.get("trischaken_leader", "dealer") == "dealer":
+            if self.variant.trischaken_leader is TrischakenLeader.DEALER:
                 self.first_leader = self.dealer
             self._start_trick()
         elif self.contract.calls:
@@ -200,19 +204,14 @@ class Phases(TrickPlay):
             )
 
     def _legal_discards(self) -> list[Card]:
-        pool = self._free_pool()
-        if pool is not None:
-            return [c for c in self.hands[self.discarder] if c in pool]
-        chosen = mask_of(self.skat)
-        maximise = self.variant.maximise_free_skat_cards
-        return [c for c in self.hands[self.discarder] if self._skat_feasible(chosen | 1 << c, maximise)]
+        return [c for c in self.hands[self.discarder] if self._discardable(c)]
 
     def _discardable(self, card: Card) -> bool:
-        """`_legal_discards()`'s test of one card of the hand."""
+        """Whether the discarder may lay `card` (of his hand) away next: the test of the discard."""
         pool = self._free_pool()
         if pool is not None:
             return card in pool
-        return self._discard_feasible(frozenset(self.skat) | {card})
+        return self._skat_feasible(mask_of(self.skat) | 1 << card, self.variant.maximise_free_skat_cards)
 
     def _free_pool(self) -> frozenset[Card] | None:
         """The pool of the one plan when it has no set constraint: every pooled card stays legal."""
@@ -252,7 +251,7 @@ class Phases(TrickPlay):
         self.skat.append(card)
         if len(self.skat) < self.variant.discard_count:
             return
-        if self.variant.family == "danish":
+        if self.variant.family is Family.DANISH:
             # DK-SKAT-3: the number of taroks laid away is public; DK-SKAT-4: combination cards are shown.
             self.skat_public = {
                 "taroks": sum(1 for c in self.skat if SUIT_NO[c] == TAROK_NO),

@@ -5,6 +5,13 @@
 trick (G-TRICK-5…7), and starting the next one, which may first open a round of
 announcements (DUM-ANN-3) or the Fool's demand (DK-FOOL-3).  It also holds the
 machinery of the rounds every phase uses.  It calls nothing above it.
+
+Each rule of trick play is written once, as a predicate: `suit_to_play` (G-TRICK-4),
+`_plain_suit` (a trick that G-TRICK-4 alone decides), `_must_redesignate`
+(G-TRICK-3) and the Fool's timing (`_fool_overdue`, `_fool_barred`,
+`_fool_demanded_now`).  `_playable` lists the cards from them, `DealState._allows`
+decides one card with the same ones, and `explain` asks them which rule a rejected
+card broke.
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from .deal import (
     TAROK_NO,
     DealFields,
     Trick,
+    holds,
 )
+from .options import FoolLead
 
 
 def strength_table(red_pips_reversed: bool) -> tuple[int, ...]:
@@ -45,6 +54,24 @@ def strength_table(red_pips_reversed: bool) -> tuple[int, ...]:
 
 
 STRENGTH: Final = {flag: strength_table(flag) for flag in (True, False)}
+
+ANY_SUIT: Final = -1
+"""`suit_to_play`'s answer when G-TRICK-4 leaves the choice of card free."""
+
+
+def suit_to_play(hand: list[Card], led: int) -> int:
+    """G-TRICK-4: the suit a card must be of after `led` was led: that suit, else a tarok, else any.
+
+    The Fool may always be played besides (G-TRICK-3); its timing rules are `_fool_timing`'s.
+    """
+    for held in hand:
+        if SUIT_NO[held] == led:
+            return led
+    if led != TAROK_NO:
+        for held in hand:
+            if SUIT_NO[held] == TAROK_NO:
+                return TAROK_NO
+    return ANY_SUIT
 
 
 class TrickPlay(DealFields):
@@ -132,16 +159,34 @@ class TrickPlay(DealFields):
         cards = self._playable(seat)
         return [A.PLAY[c] for c in cards] if cards is not None else self._designating_plays(seat)
 
+    def _plain_suit(self, seat: int) -> int | None:
+        """The suit G-TRICK-4 alone asks of `seat` (`ANY_SUIT`: any card of the hand), or None when
+        the Fool's timing, Trischaken or a designation take part and `_playable` must look further.
+        """
+        hand = self.hands[seat]
+        if self.trischaken or holds(hand, FOOL):
+            return None
+        trick = self.trick
+        if not trick:
+            return ANY_SUIT
+        if len(trick) > 1 or self.designation is None:  # no re-designation can be due (G-TRICK-3)
+            led = self.led  # None after a led Fool: the second card is free
+            return ANY_SUIT if led is None else suit_to_play(hand, led)
+        return None
+
     def _playable(self, seat: int) -> list[Card] | None:
         """The cards `seat` may play, or None when the legal plays name a suit (G-TRICK-3)."""
         hand = self.hands[seat]
+        plain = self._plain_suit(seat)
+        if plain is not None:
+            return list(hand) if plain == ANY_SUIT else [c for c in hand if SUIT_NO[c] == plain]
         if self.trischaken:
             return self._trischaken_cards(hand)
         if not self.trick:
             cards = hand
             if FOOL in hand:
                 cards = self._fool_timing(seat, hand, list(hand), leading=True)
-                if self.variant.fool_lead == "designate" and FOOL in cards:
+                if self.variant.fool_lead is FoolLead.DESIGNATE and FOOL in cards:
                     return None
             return cards
         if self._must_redesignate():
@@ -201,45 +246,46 @@ class TrickPlay(DealFields):
 
     @staticmethod
     def _followers(hand: list[Card], led: int) -> list[Card]:
-        """G-TRICK-4: follow suit, else play a tarok, else anything; the Fool may always be played."""
-        follow = [c for c in hand if SUIT_NO[c] == led]
-        if not follow and led != TAROK_NO:
-            follow = [c for c in hand if SUIT_NO[c] == TAROK_NO]
-        if not follow:
+        """The cards of `hand` that `suit_to_play` allows, and the Fool, which may always be played."""
+        suit = suit_to_play(hand, led)
+        if suit == ANY_SUIT:
             return list(hand)
+        follow = [c for c in hand if SUIT_NO[c] == suit]
         if FOOL in hand:
             follow.append(FOOL)
         return follow
 
-    @staticmethod
-    def _follows(hand: list[Card], led: int, card: Card) -> bool:
-        """Whether `card`, held and not the Fool, is among `_followers(hand, led)`, without the list."""
-        suit = SUIT_NO[card]
-        if suit == led:
-            return True
-        if any(SUIT_NO[held] == led for held in hand):
-            return False  # another suit only when void in the one led (G-TRICK-4)
-        return suit == TAROK_NO or led == TAROK_NO or all(SUIT_NO[held] != TAROK_NO for held in hand)
+    def _fool_overdue(self, leading: bool) -> bool:
+        """G54-FOOL-2: the Fool's holder must play it now (it is due by `fool_last_trick`)."""
+        last = self.variant.fool_last_trick
+        return not leading and last is not None and self.trick_no >= last
+
+    def _fool_barred(self) -> bool:
+        """DK-FOOL-2: the Fool may not be played to this trick."""
+        return self.variant.fool_forbidden_trick == self.trick_no
+
+    def _fool_demanded_now(self) -> bool:
+        """DK-FOOL-3: the Fool was demanded, and this is the trick it must be played to."""
+        return self.fool_demanded and self.trick_no == 23
 
     def _fool_timing(self, seat: int, hand: list[Card], cards: list[Card], leading: bool) -> list[Card]:
         """The variant's Fool rules applied to otherwise legal `cards` (seat holds the Fool)."""
         v = self.variant
-        t = self.trick_no
         allowed = cards
-        if leading and v.fool_lead == "forbidden":
+        if leading and v.fool_lead is FoolLead.FORBIDDEN:
             allowed = [c for c in cards if c != FOOL]  # G54-PLAY-1
         if v.fool_last_trick is not None:
             if not leading and FOOL not in cards:
                 allowed = [*cards, FOOL]  # G54-FOOL-1: instead of a legal card
-            if not leading and t >= v.fool_last_trick:
+            if self._fool_overdue(leading):
                 allowed = [FOOL]  # G54-FOOL-2
             elif not leading and v.fool_when_void and self.led is not None:
                 void = not any(SUIT_NO[c] == self.led for c in hand)
                 if void and not any(SUIT_NO[c] == TAROK_NO for c in hand):
                     allowed = [FOOL]  # G54-FOOL-3
-        if v.fool_forbidden_trick == t:
+        if self._fool_barred():
             allowed = [c for c in allowed if c != FOOL]  # DK-FOOL-2
-        if self.fool_demanded and t == 23:
+        if self._fool_demanded_now():
             allowed = [FOOL]  # DK-FOOL-3
         return allowed or cards  # AMB-57: a timing rule never leaves no legal card
 

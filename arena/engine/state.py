@@ -16,6 +16,11 @@ below it: the fields of a deal (`deal.DealFields`), trick play (`play.TrickPlay`
 the other phases (`phases.Phases`), and here the setup, the queries and the
 dispatch.  `explain` tells why a rejected action is illegal; `scoring` scores the
 deal at its end.
+
+Legality is decided in one place, `_compute_legal`, from each phase's predicates; as in
+pokerkit, `can(action)` asks whether the list holds an action (deciding it from the same
+predicates when the list was not needed yet), `verify(action)` raises with the rule when it
+does not, and `apply` verifies, then mutates.
 """
 
 from __future__ import annotations
@@ -26,11 +31,12 @@ from typing import Any
 from . import actions as A
 from .actions import Action
 from .cards import CARDS, DECK_SIZE, FOOL, Card
-from .deal import ANNOUNCE, BID, CALL, DECLARE, DEMAND, DISCARD, END, PLAY, REDEAL, holds
+from .deal import ANNOUNCE, BID, CALL, DECLARE, DEMAND, DISCARD, END, PLAY, REDEAL, SUIT_NO, holds
 from .errors import ActionError, IllegalActionError
 from .explain import explain
+from .options import Redeal
 from .phases import Phases
-from .play import STRENGTH
+from .play import ANY_SUIT, STRENGTH
 from .result import DealResult
 from .scoring import score_deal
 from .variants import Variant
@@ -151,9 +157,9 @@ class DealState(Phases):
                 self._finish(annulled=True)  # AM-DEAL-2 (AMB-44)
             else:
                 self._begin_round(BID, list(self.order))  # AM-BID-2
-        elif variant.redeal == "claim":
+        elif variant.redeal is Redeal.CLAIM:
             self._begin_round(REDEAL, list(self.order))  # DK-DEAL-2
-        elif variant.redeal == "auto" and any(not self._holds_tarok(s) for s in self.order):
+        elif variant.redeal is Redeal.AUTO and any(not self._holds_tarok(s) for s in self.order):
             self._finish(annulled=True)
         else:
             self._begin_discard()
@@ -188,19 +194,26 @@ class DealState(Phases):
 
     # ------------------------------------------------------------------ apply
 
-    def apply(self, action: Action) -> None:
-        """Verify `action` for the current player, then carry it out."""
+    def can(self, action: Action) -> bool:
+        """Whether `action` is legal for the current player: whether `legal_actions()` lists it."""
+        seat = self.turn
+        if seat is None:
+            return False
+        legal = self._legal
+        return self._allows(seat, action) if legal is None else action in legal
+
+    def verify(self, action: Action) -> None:
+        """Raise `IllegalActionError`, naming the rule, unless `can(action)`."""
         if self.phase == END:
             raise IllegalActionError("the deal is over", "G-TRICK-1")
+        if not self.can(action):
+            self._reject(action)
+
+    def apply(self, action: Action) -> None:
+        """`verify` `action` for the current player, then carry it out."""
+        self.verify(action)
         seat = self.turn
         assert seat is not None
-        legal = self._legal
-        if legal is None:
-            # Nobody asked for legal_actions() (a replay, a record): decide this action alone.
-            if not self._allows(seat, action):
-                self._reject(action)
-        elif action not in legal:
-            self._reject(action)
         self.history.append((seat, action))
         self._legal = None
         phase = self.phase
@@ -220,28 +233,21 @@ class DealState(Phases):
             self._apply_round_answer(seat, action)
 
     def _allows(self, seat: int, action: Action) -> bool:
-        """Whether `action` is in `legal_actions()`, without listing them when one test settles it.
+        """`can(action)` when nobody has asked for `legal_actions()` yet (a replay, a record).
 
-        A card play or a discard is legal when its card passes the test that picks the cards of
-        the list (for a card that follows, `_follows`: `_followers` asked of one card), an
-        announcement when its name is among those open, so the answer is the list's
-        (`test_apply_alone_accepts_exactly_the_legal_actions`). Anything else is looked up in the
-        list.
+        The answer is the list's (`test_apply_alone_accepts_exactly_the_legal_actions`), taken
+        from the same predicates the list is built from, without building it where one of them
+        settles the action: a card play by `_plain_suit` or `_playable`, a discard by
+        `_discardable`, an announcement by the names open.  Anything else is looked up in the list.
         """
         if type(action) is Action and action.suit is None:
             card, phase = action.card, self.phase
             if action.name is None and type(card) is Card:
                 if phase == PLAY and action.type == PLAY:
                     hand = self.hands[seat]
-                    if not self.trischaken and not holds(hand, FOOL):
-                        # Without the Fool's timing (or Trischaken) any card may lead, and a card
-                        # follows as G-TRICK-4 says unless a re-designation is due (G-TRICK-3).
-                        trick = self.trick
-                        if not trick:
-                            return holds(hand, card)
-                        if len(trick) > 1 or self.designation is None:
-                            led = self.led  # None after a led Fool: the second card is free
-                            return holds(hand, card) and (led is None or self._follows(hand, led, card))
+                    plain = self._plain_suit(seat)
+                    if plain is not None:
+                        return holds(hand, card) and (plain == ANY_SUIT or SUIT_NO[card] == plain)
                     cards = self._playable(seat)
                     if cards is not None:
                         return holds(cards, card)
