@@ -20,12 +20,13 @@ from setuptools.command.build_ext import build_ext
 # int, which mypyc cannot compile as a native class), errors.py (plain exceptions), the package's
 # __init__.py (it reports the build), explain.py (only runs for a rejected action) and match.py (once
 # per deal; the tests replace its deck_for, which a compiled caller would not see).  Outside the
-# engine: protocol.py, the referee's encoder of decision requests (about half the instructions per
-# request compiled).  The replay check (arena/replay) compiles too, but ran no faster: its time is in
-# str and json methods that are C already (docs/REPLAYS.md, "Speed").  The research extra's
-# observation tensors (arena/research/tensors.py and the tables it reads) and the per-step methods of
-# its PettingZoo environment (loop.py): they run at every step of the environment; plain Python
-# without numpy or PettingZoo, which a build need not have (docs/RESEARCH.md).
+# engine: protocol.py, the referee's encoder of decision requests, which runs for every request a
+# seat is sent.  Not the replay check (arena/replay): it compiles, but compiling gains it nothing,
+# since its time is in str and json methods that are C already (docs/REPLAYS.md, "Speed").  The
+# research extra's observation tensors (arena/research/tensors.py and the tables it reads) and the
+# per-step methods of its PettingZoo environment (loop.py): they run at every step of the
+# environment; plain Python without numpy or PettingZoo, which a build need not have
+# (docs/RESEARCH.md).
 COMPILED = [
     "arena/engine/actions.py",
     "arena/engine/combos.py",

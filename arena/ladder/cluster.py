@@ -178,9 +178,9 @@ class MatchWorker:
     The referee runs in a process of its own, not in the actor's: that process starts a session
     of its own, as a local ladder's referees do, and Linux's scheduler (its autogroups, one per
     session) shares the cores between sessions first. Ray starts its workers in the session of
-    whoever started Ray, so referees inside the actors shared one share with every other worker
-    of the node, Ray's own processes and the driver, and a ladder on Ray played about a fifth
-    slower than the same referees without Ray (docs/LADDER.md, "Sessions and the scheduler").
+    whoever started Ray, so referees inside the actors would share one share with every other
+    worker of the node, Ray's own processes and the driver, and a ladder on Ray would play slower
+    than the same referees without Ray (benchmarks/RESULTS.md, "Sessions and the scheduler").
 
     No `async def` among its methods: Ray would make it an asyncio actor and run `play`, which
     blocks until its match ends, on that actor's event loop, one match at a time. As a threaded

@@ -32,9 +32,9 @@ PROBE_S = 0.5  # after a persistent process's first match: does it exit (not rea
 
 # For grpc's C core in the local bots (the Python and C++ SDKs; Node's grpc-js ignores it): its
 # newer I/O engine reads each message on a thread of its own and hands it to the thread waiting for
-# it, the older one (iomgr) reads on that thread itself. With the example bots that cut their CPU
-# per decision by about a sixth and their context switches by a fifth (docs/LADDER.md, "Where a
-# decision's CPU goes"). Left alone when the ladder's environment or the bot's `env` sets it.
+# it, the older one (iomgr) reads on that thread itself, which saves a bot CPU and a context
+# switch on every decision (benchmarks/RESULTS.md, "Where a decision's CPU goes"). Left alone
+# when the ladder's environment or the bot's `env` sets it.
 LOCAL_BOT_ENV = {"GRPC_EXPERIMENTS": "-event_engine_client,-event_engine_for_all_other_endpoints"}
 
 

@@ -87,9 +87,9 @@ class BotProcess:
     group stays in the command's session: Linux's scheduler gives each session a share of the
     cores (autogroups), and a bot in a session of its own had a whole share to itself while the
     referee, whom every decision passes through, had one between its threads; in the referee's
-    session they are weighed thread by thread (docs/LADDER.md, "Sessions and the scheduler"). Where
-    `setpriv` exists a parent-death signal kills them if the command is killed outright
-    (`die_with_parent`). Processes are started from the trio thread itself, since the
+    session they are weighed thread by thread (benchmarks/RESULTS.md, "Sessions and the
+    scheduler"). Where `setpriv` exists a parent-death signal kills them if the command is killed
+    outright (`die_with_parent`). Processes are started from the trio thread itself, since the
     parent-death signal belongs to the thread that forked (trio's own `open_process` forks in a
     worker thread, which exits when idle). Its output goes to `log_path` (appended), else nowhere;
     its input is nothing, or with `pipe_stdin` a pipe (`popen.stdin`: a ladder's persistent bot

@@ -47,8 +47,9 @@ FRAME_S = 0.5
 UPDATES_PER_S = 200
 """The site's budget of live updates a second, all viewers together: beyond `FRAME_S` ×
 this many viewers, each one's frame grows (`ViewerClock.frame`), so that watching costs the
-referee the same however many watch. An update costs the server's trio thread some 100–300 µs
-(docs/ARENA.md, "Viewers against the referee"), so the budget is a few per cent of a core."""
+referee the same however many watch. Each update is work on the server's trio thread, the one
+the referee decides on, so the budget bounds what viewers take from the matches (docs/ARENA.md,
+"The site's budget of updates")."""
 VIEWER_GROUPS = 10
 """Live viewers wake in this many groups spread over each frame (`ViewerClock`)."""
 PING_S = 15.0
@@ -126,9 +127,9 @@ def encode_update(events: list[str]) -> bytes:
     """An `update` server-sent event whose data is the JSON array of `events` (JSON texts).
 
     The same bytes as `ServerSentEvent(data=..., event="update").encode()`, which would search
-    the whole text for line breaks to split it into `data:` lines, with a regular expression that
-    cost a tenth of a live table's work: JSON text has none (the encoder escapes them within
-    strings), so it is one `data:` line, put between the library's own encoding of the rest."""
+    the whole text for line breaks with a regular expression, on every update of every table, to
+    split it into `data:` lines: JSON text has none (the encoder escapes them within strings), so
+    it is one `data:` line, put between the library's own encoding of the rest."""
     return _UPDATE_HEAD + ("[" + ",".join(events) + "]").encode() + _UPDATE_TAIL
 
 

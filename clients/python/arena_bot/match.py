@@ -180,7 +180,7 @@ class Dialer:
 
     A process that plays match after match on one server (a ladder's persistent bot:
     `arena_bot.play_sequence`) plays them all on one connection: a new channel per match (its
-    connection, HTTP/2 handshake and threads) cost about a quarter of a bot's CPU in a short match.
+    connection, HTTP/2 handshake and threads) would cost more CPU than a short match's decisions.
     A stream that breaks still drops the channel, and the next attempt dials a new one, as a
     `run_bot` without a dialer does every time."""
 
