@@ -5,8 +5,9 @@
 serves K matches to the quick bots of `python -m benchmarks server` (their driver runs in another process,
 outside the counter) until the referee has made N decisions, prints how many it made, and exits.
 Two runs with different N, their instructions subtracted and divided by the decisions between
-them, give the server's instructions per decision, every thread included (docs/SERVER.md). A
-count does not change with the machine's load, as times do.
+them, give the server's instructions per decision, every thread included (RESULTS.md, "The
+profile again, and this version's cuts"). A count does not change with the machine's load, as
+times do.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ streams on one asyncio loop):
    its seats one at a time;
 3. raw round trips per second unpaced (`raw_unpaced_roundtrips_per_s`, `ratio_unpaced`): the
    same streams each pinging on its own, so a seat per match in flight at once, which no match
-   can do (the ratio this bench gave before the rings; docs/SERVER.md, "A fair baseline");
+   can do (the ratio this bench gave before the rings; RESULTS.md, "A fair baseline");
 4. the referee's transport with no referee (`bridge_roundtrips_per_s`): the rings of step 2
    against a server built as the referee is (grpc.aio on its own thread, each stream a reader
    and a writer task, `server.bridge` to trio and back, a trio task per stream woken through a
