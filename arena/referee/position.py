@@ -2,10 +2,11 @@
 
 `PositionRunner` plays the server's side of a bot stream for ONE seat, but instead of a match
 it puts the bot into a list of given deal states, one `DecisionRequest` each, and records every
-answer as it came. It duck-types the part of `MatchRunner` that the gRPC servicer touches
-(`attach`, `deliver`, `detach`, `seats[i].token` and `.index`, `done`, `state`, `match_id`,
-`spectators`), so a running server authenticates its bot through `hub.tokens` (`Hub.admit`); it
-is never put in `hub.matches` (ListMatches, GetReplay and Spectate do not know it).
+answer as it came. It hosts its seat's stream as a match does, through the referee's `LinkHost`
+(`attach`, `deliver`, `detach`), and has the rest of what the transport reads of a match
+(`seats[i].token` and `.index`, `done`, `state`, `match_id`, `spectators`), so a running server
+authenticates its bot through `hub.tokens` (`Hub.admit`); it is never put in `hub.matches`
+(ListMatches, GetReplay and Spectate do not know it).
 
     variant = find_variant("danish")
     runner = PositionRunner(variant, seat=1, positions=[state_a, Position(state_b, {Probe.DROP})],
