@@ -198,8 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="bot A's points per deal over bot B's in finished duplicate ladders, with 95%% intervals",
         description="For each ladder database (e.g. of ladders/strength*.toml): the deals, every bot's "
         "points per deal, and A's points per deal minus B's with a Student-t 95% interval over the "
-        "complete deal sets; with the ladder's bot logs (LADDER-replays/bot-logs beside the database or "
-        "--logs), the search bot's time per decision.",
+        "complete deal sets; with --logs naming the ladder's bot logs (its replay directory's bot-logs), "
+        "the search bot's time per decision.",
     )
     bench.add_argument("db", nargs="+", type=Path, metavar="DB")
     bench.add_argument("-a", default="search", metavar="A", help="default: search")
