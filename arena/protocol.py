@@ -3,10 +3,10 @@
 No I/O and no state: the server builds its messages with these functions.
 
 * `view_message(view)`: a seat's `SeatView` (`arena.engine.views.seat_view`) → `View`, the
-  reference encoder. Absent values get the
-  wire's "absent" marks: `to_act` −1 when the deal is over, `sitting_out` −1 without a seat out,
-  `trick.winner` −1 for the trick in progress; the optional Taroks flags only when published;
-  american: `declarer` and `petit_sec` −1 when there is none, `partner` only when the seat knows it.
+  reference encoder. Absent values get the wire's "absent" marks: `to_act` −1 when the deal
+  is over, `sitting_out` −1 without a seat out, `trick.winner` −1 for the trick in progress;
+  the optional Taroks flags only when published; american: `declarer` and `petit_sec` −1 when
+  there is none, `partner` only when the seat knows it.
 * `action_message(action)` / `action_from_message(message)`: engine `Action` ↔ wire `Action`;
   an empty string on the wire means an absent field. Malformed input raises `ActionError`.
 * `legal_messages(actions)`: legal actions for a `DecisionRequest`.
@@ -14,13 +14,14 @@ No I/O and no state: the server builds its messages with these functions.
 The referee's hot path skips the message objects: `ViewEncoder(state).view(seat)` writes a
 seat's `View` straight to wire bytes from the deal state, and `request_message`,
 `event_batch_message`, `action_taken_event` and `trick_completed_event` wrap bytes the same
-way. Building nested upb messages, or even a `SeatView`, per decision costs more than the
-encoding itself; here the parts that do not change (a seat's fixed facts, completed tricks,
-declarations) are encoded once per deal, and what a seat may see is asked of the same
-functions `seat_view` uses (`own_discard`, `public_contract`, `visible_talon`, `known_partner`).
-Every field number is read from the generated descriptor, so arena.proto stays the only source
-of them. The bytes parse to exactly the message `view_message(seat_view(…))` builds:
-tests/test_protocol.py checks it for every seat at every step of every variant and option set.
+way. Building nested upb messages per decision would cost several times the encoding, and
+building a `SeatView` first about as much again; so the parts that do not change (a seat's
+fixed facts, completed tricks, declarations) are encoded once per deal, and what a seat may
+see is asked of the functions `seat_view` uses (`own_discard`, `public_contract`,
+`visible_talon`, `known_partner`). Every field number is read from the generated descriptor,
+so arena.proto stays their only source. The bytes parse to exactly the message
+`view_message(seat_view(…))` builds: tests/test_protocol.py checks it for every seat at every
+step of every variant and option set.
 """
 
 from __future__ import annotations
