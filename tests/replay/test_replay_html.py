@@ -1,0 +1,228 @@
+"""`arena replay html` in a real headless Chromium, driven over the DevTools protocol.
+
+The browser is Debian's `chromium` (CI installs it from .ci/apt-packages). It is started with
+`--remote-debugging-pipe`: DevTools messages are NUL-terminated JSON on its file descriptors 3
+(in) and 4 (out), so no port and no client library are needed. Where no Chromium is installed the
+tests skip, saying so; with CI=true they fail instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+from support import BOTS
+from support.browser import Browser
+
+from arena.engine import DealState, find_variant
+from arena.referee.runner import MatchConfig
+from arena.referee.seat import TimeControl
+from arena.replay.read import Replay
+from arena.replay.samples import SAMPLES_DIR
+from arena.replay.timeline import action_text, clocks
+from arena.replay.verify import verify_replay
+from arena.server.local import EXAMPLE_BOTS, play_matches
+
+SCRIPTED = BOTS / "scripted_bot.py"
+SYMBOLS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
+
+
+
+
+
+
+
+
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> tuple[Replay, Path]:
+    """A real grosstarock match in which seat 1 only ever answers illegally, and its page."""
+    directory = tmp_path_factory.mktemp("html")
+    bots = [
+        EXAMPLE_BOTS["heuristic"],
+        f"env BEHAVIOUR=illegal-always {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}",
+        EXAMPLE_BOTS["random"],
+    ]
+    variant = find_variant("grosstarock")
+    config = MatchConfig(variant, 1, 21, ("heuristic", "illegal", "random"), TimeControl(2_000, 3_000, 0))
+    [played] = trio.run(play_matches, [(config, bots)], directory)
+    assert played.runner.replay_path is not None
+    page = directory / "match.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "replay", "html", str(played.runner.replay_path), "-o", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return verify_replay(played.runner.replay_path, collect=True), page
+
+
+def state_before(replay: Replay, deal: int, step: int) -> DealState:
+    log = replay.deal(deal)
+    assert replay.variant is not None
+    state = DealState(replay.variant, log.dealer, log.deck, pots=log.pots, stakes=log.stakes)
+    for decision in log.decisions[:step]:
+        state.apply(decision.action)
+    return state
+
+
+def cards_on_page(browser: Browser, selector: str) -> list[str]:
+    query = f"document.querySelectorAll({json.dumps(selector + ' [data-card]')})"
+    return list(browser.js(f"[...{query}].map(e => e.dataset.card)"))
+
+
+def text_cards(text: str) -> set[str]:
+    """Cards named in text outside the drawn cards: ♠K, ♥10, T21, EX."""
+    found = {SYMBOLS[s] + r for s, r in re.findall(r"([♠♥♦♣])(10|[2-9AJCQK])(?![0-9])", text)}
+    found |= {f"T{n}" for n in re.findall(r"\bT(2[01]|1[0-9]|[1-9])(?![0-9])", text)}
+    if re.search(r"\bEX\b", text):
+        found.add("EX")
+    return found
+
+
+def where(browser: Browser) -> str:
+    return str(browser.js("document.getElementById('where').textContent"))
+
+
+def test_the_page_steps_through_decisions_and_shows_each_one(
+    browser: Browser, faulty: tuple[Replay, Path], tmp_path: Path
+) -> None:
+    replay, page = faulty
+    decisions = replay.deals[0].decisions
+    decision = next(d for d in decisions if d.seat == 1 and d.action.type == "play" and d.step > 20)
+    step = decision.step
+    browser.open(f"{page.as_uri()}#deal=0&step={step}&seat=all")
+    last = len(decisions)
+    assert where(browser) == f"deal 0 · decision {step} of {last}"
+    state = state_before(replay, 0, step)
+    for seat in range(3):  # every hand, as the engine has it at this decision
+        assert sorted(cards_on_page(browser, f"#hand-{seat}")) == sorted(str(c) for c in state.hands[seat])
+    on_table = state.trick or list(state.tricks[-1].plays)  # the trick so far, or the one just won
+    assert cards_on_page(browser, "#trick") == [str(c) for _, c in on_table]
+    clock = clocks(replay)[0, step]
+    assert (
+        browser.js("document.getElementById('answer').textContent")
+        == f"played {action_text(decision.action)}"
+    )
+    think = browser.js("document.getElementById('think').textContent")
+    assert think == f"think {decision.think_ms} ms of {clock.limit_ms} ms (2000 + bank {clock.bank_ms})"
+    assert decision.fault is not None
+    fault = browser.js("document.getElementById('fault').textContent")
+    assert fault.startswith("illegal fault: 3 invalid answers")
+    offered = browser.js("[...document.querySelectorAll('#offered .opt')].map(e => e.textContent)")
+    assert offered == [action_text(a) for a in state.legal_actions()]
+    shot = tmp_path / "decision.png"
+    browser.screenshot(shot)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+    browser.key("ArrowRight", "ArrowRight", 39)
+    browser.key("ArrowRight", "ArrowRight", 39)
+    assert where(browser) == f"deal 0 · decision {step + 2} of {last}"
+    assert browser.js("location.hash") == f"#deal=0&step={step + 2}&seat=all"
+    browser.key("ArrowLeft", "ArrowLeft", 37)
+    assert where(browser) == f"deal 0 · decision {step + 1} of {last}"
+    browser.click("#next")
+    assert where(browser) == f"deal 0 · decision {step + 2} of {last}"
+    browser.click("#prev")
+    browser.click("#prev")
+    assert where(browser) == f"deal 0 · decision {step} of {last}"
+    browser.key("End", "End", 35)
+    assert where(browser) == f"deal 0 · end of {last}"
+    assert browser.js("document.getElementById('next').disabled") is True
+    final = [
+        str(x) for x in browser.js("[...document.querySelectorAll('#scores tr')].map(r => r.textContent)")
+    ]
+    assert any(row.startswith("deltas") for row in final)
+    browser.key("Home", "Home", 36)
+    assert where(browser) == f"deal 0 · decision 0 of {last}"
+    assert all(url.startswith("file:") for url in browser.requests()), browser.requests()
+
+
+def test_a_seat_view_shows_no_hidden_card(
+    browser: Browser, faulty: tuple[Replay, Path], tmp_path: Path
+) -> None:
+    replay, page = faulty
+    log = replay.deals[0]
+    step = next(d.step for d in log.decisions if d.seat == 2 and d.action.type == "play" and d.step > 30)
+    browser.open(f"{page.as_uri()}#deal=0&step={step}&seat=2")
+    assert "seat 2 · " in browser.js("document.getElementById('seat-2').textContent")
+    assert browser.js("location.hash") == f"#deal=0&step={step}&seat=2"
+    start = state_before(replay, 0, 0)
+    now = state_before(replay, 0, step)
+    played = {str(d.action.card) for d in log.decisions[: step + 1] if d.action.type == "play"}
+    allowed = {str(c) for c in start.hands[2]} | played
+    drawn = cards_on_page(browser, "body")
+    assert sorted(cards_on_page(browser, "#hand-2")) == sorted(str(c) for c in now.hands[2])
+    for other in (0, 1):
+        assert cards_on_page(browser, f"#hand-{other}") == []
+        backs = browser.js(f"document.querySelectorAll('#hand-{other} .card.back').length")
+        assert backs == len(now.hands[other])
+    words = browser.js(
+        "(() => { const b = document.body.cloneNode(true);"
+        " b.querySelectorAll('script, .card').forEach(e => e.remove()); return b.innerText; })()"
+    )
+    seen = set(drawn) | text_cards(words)
+    assert seen <= allowed, f"seat 2 is shown {sorted(seen - allowed)}"
+    hidden = {str(c) for c in now.hands[0]} | {str(c) for c in now.hands[1]}
+    browser.key("a", "KeyA", 65)  # every hand again: the hidden cards are on the page now
+    assert hidden <= set(cards_on_page(browser, "body"))
+    browser.key("1", "Digit1", 49)
+    assert browser.js("location.hash") == f"#deal=0&step={step}&seat=1"
+    assert cards_on_page(browser, "#hand-2") == []
+    browser.screenshot(tmp_path / "seat-1.png")
+
+
+@pytest.mark.parametrize("name", ["german-1754-4p", "american"])
+def test_four_seats(browser: Browser, tmp_path: Path, name: str) -> None:
+    sample = SAMPLES_DIR / f"{name}.jsonl"
+    page = tmp_path / "four.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "replay", "html", str(sample), "-o", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    replay = verify_replay(sample, collect=True)
+    step = 10
+    browser.open(f"{page.as_uri()}#deal=0&step={step}")
+    state = state_before(replay, 0, step)
+    assert browser.js("document.querySelectorAll('#table .seat').length") == 4
+    out = state.sitting_out
+    if out is not None:  # german-1754 with four seats: the one opposite the dealer sits out
+        assert browser.js(f"document.getElementById('seat-{out}').classList.contains('out')") is True
+    assert browser.js("document.querySelectorAll('#table .seat.out').length") == (0 if out is None else 1)
+    for seat in range(4):
+        assert sorted(cards_on_page(browser, f"#hand-{seat}")) == sorted(str(c) for c in state.hands[seat])
+    places = browser.js("[...document.querySelectorAll('#table .seat')].map(e => e.className)")
+    assert {p.split("pos-")[1].split()[0] for p in places} == {"bottom", "left", "top", "right"}
+    browser.screenshot(tmp_path / f"{name}.png")
+
+
+def test_a_page_of_a_damaged_replay_says_where_it_stops(browser: Browser, tmp_path: Path) -> None:
+    lines = (SAMPLES_DIR / "danish.jsonl").read_text().splitlines(keepends=True)
+    index = [i for i, line in enumerate(lines) if '"type":"action"' in line][100]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("".join(lines[:index]) + "{oops\n" + "".join(lines[index + 1 :]))
+    page = tmp_path / "broken.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "replay", "html", str(broken), "-o", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and "drawn up to the problem" in proc.stderr
+    browser.open(page.as_uri())
+    banner = browser.js("document.getElementById('banner').textContent")
+    assert f"line {index + 1} is not valid JSON" in banner
+    browser.key("PageDown", "PageDown", 34)
+    browser.key("End", "End", 35)
+    assert browser.js("document.getElementById('decision').textContent").endswith("the log stops here")
