@@ -49,6 +49,7 @@ __all__ = [
     "action_taken_event",
     "event_batch_message",
     "legal_messages",
+    "length_delimited",
     "request_message",
     "trick_completed_event",
     "view_message",
@@ -304,6 +305,11 @@ def _encode_varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+def length_delimited(field: int, payload: bytes) -> bytes:
+    """Field `field` holding `payload` as length-delimited wire bytes, for any field number."""
+    return _encode_varint(field << 3 | 2) + _encode_varint(len(payload)) + payload
 
 
 # Every varint a request needs but the odd large id: counts, lengths up to 4 KiB, and -1.

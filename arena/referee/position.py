@@ -27,7 +27,7 @@ reconnect_grace_s=10.0, start_timeout_s=30.0, seat_names=None)`.
 The conversation: `MatchStart` (with `deals` = the number of positions) after the bot's `Hello`
 and after each reconnection; then, per position, a `DecisionRequest` whose `deal` is the
 position's index, whose events hold one `DealStarted` (positions are independent deals; the view
-holds everything else), with the view of `observation(state, seat)` and the legal actions. A reply
+holds everything else), with the view of `seat_view(state, seat)` and the legal actions. A reply
 is judged like the referee judges it: another request id is ignored (and recorded), an illegal
 action gets `ActionRejected` and may be corrected in time, `max_invalid` invalid answers end the
 position. At the end: `MatchEnd` (termination `completed`, zero scores), then the stream closes.
@@ -72,8 +72,9 @@ import structlog
 import trio
 
 from .. import __version__
-from ..engine import Action, ActionError, DealState, IllegalActionError, Variant, observation
-from ..protocol import _encode_varint, action_from_message, legal_messages, view_message
+from ..engine import Action, ActionError, DealState, IllegalActionError, Variant
+from ..engine.views import seat_view
+from ..protocol import action_from_message, legal_messages, length_delimited, view_message
 from ..replay.log import Termination
 from ..v1 import arena_pb2 as pb
 from .seat import Alarm, CloseReason, InboxItem, Link, LinkChange, LinkHost, MatchState, Seat, TimeControl
@@ -147,9 +148,8 @@ class PositionResult:
         return [a.request_id for a in self.answers if not a.matched and not a.stale]
 
 
-def _unknown(number: int, payload: bytes) -> bytes:
-    """A length-delimited field `number` holding `payload`, as a later version might send."""
-    return _encode_varint(number << 3 | 2) + _encode_varint(len(payload)) + payload
+# A length-delimited field as a later version of the protocol might send it.
+_unknown = length_delimited
 
 
 def _unknown_kind_message() -> pb.ServerMessage:
@@ -356,7 +356,7 @@ class PositionRunner(LinkHost):
             request=pb.DecisionRequest(
                 request_id=request_id,
                 deal=index,
-                view=view_message(observation(state, self.seat)),
+                view=view_message(seat_view(state, self.seat)),
                 legal_actions=legal_messages(state.legal_actions()),
                 time_limit_ms=limit,
                 bank_ms=bank,
