@@ -43,16 +43,8 @@ from arena.engine.views import (
 from arena.v1 import arena_pb2
 
 __all__ = [
-    "ViewEncoder",
-    "action_from_message",
-    "action_message",
-    "action_taken_event",
-    "event_batch_message",
-    "legal_messages",
-    "length_delimited",
-    "request_message",
-    "trick_completed_event",
-    "view_message",
+    "ViewEncoder", "action_from_message", "action_message", "action_taken_event", "event_batch_message",
+    "legal_messages", "length_delimited", "request_message", "trick_completed_event", "view_message",
 ]
 
 # Action types whose `suit` field has a meaning: a Danish Fool's (re)designation, a per-suit declaration.
