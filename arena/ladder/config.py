@@ -323,7 +323,7 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
 def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: str) -> BotSpec:
     reader = _Reader(path, raw, f"bots[{index}]", BOT_KEYS)
     name = reader.text("name", "")
-    if not BOT_NAME.match(name):
+    if not BOT_NAME.fullmatch(name):
         raise reader.error(
             f"a bot needs a name of letters, digits and _ . + - (at most 64), got {name!r}", "name"
         )

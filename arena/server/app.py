@@ -204,7 +204,7 @@ class AdminServicer(pb_grpc.AdminServiceServicer):
     async def GetReplay(
         self, request: pb.GetReplayRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.GetReplayResponse:
-        if not MATCH_ID.match(request.match_id):
+        if not MATCH_ID.fullmatch(request.match_id):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "a match id is 16 hex digits")
         state, path = await self.bridge.call_in_trio(self.hub.replay_path, request.match_id)
         if path is None:

@@ -175,7 +175,7 @@ class Store:
 
     def register_bot(self, name: str, variants: Sequence[str] = ()) -> tuple[BotRecord, str]:
         """A new bot and its secret token (returned once; only its hash is kept)."""
-        if not BOT_NAME.match(name):
+        if not BOT_NAME.fullmatch(name):
             raise StoreError(f"bot name {name!r}: 1-40 letters, digits, '-', '_' or '.', starting alnum")
         token = "gta_" + secrets.token_urlsafe(32)
         registered = now_ms()
