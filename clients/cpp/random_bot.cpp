@@ -207,7 +207,9 @@ int main(int argc, char** argv) {
   }
   Session session(RandomBot{rng});
 
-  auto delay = std::chrono::milliseconds(100);
+  // The first redial goes at once (a pending decision's clock runs while the stream is down),
+  // then 100 ms, doubling up to 5 s.
+  auto delay = std::chrono::milliseconds(0);
   auto broken_since = std::chrono::steady_clock::now();
   for (;;) {
     auto channel = grpc::CreateChannel(options->address, grpc::InsecureChannelCredentials());
@@ -228,13 +230,13 @@ int main(int argc, char** argv) {
     auto now = std::chrono::steady_clock::now();
     if (progress) {
       broken_since = now;
-      delay = std::chrono::milliseconds(100);
+      delay = std::chrono::milliseconds(0);
     }
     if (now - broken_since > kReconnectWindow) {
       std::cerr << options->name << ": no stream to " << options->address << " for 30 s\n";
       return 2;
     }
     std::this_thread::sleep_for(delay);
-    delay = std::min(delay * 2, std::chrono::milliseconds(5000));
+    delay = std::clamp(delay * 2, std::chrono::milliseconds(100), std::chrono::milliseconds(5000));
   }
 }

@@ -141,7 +141,9 @@ async function runBot(bot, options = {}) {
     tried: [],
   };
 
-  let delay = 100;
+  // The first redial goes at once (a pending decision's clock runs while the stream is down),
+  // then 100 ms, doubling up to 5 s.
+  let delay = 0;
   let brokenSince = null;
   for (;;) {
     const client = new protocol.BotService(address, grpc.credentials.createInsecure());
@@ -158,13 +160,13 @@ async function runBot(bot, options = {}) {
     const now = Date.now();
     if (progress || brokenSince === null) {
       brokenSince = now;
-      delay = 100;
+      delay = 0;
     }
     const left = brokenSince + reconnectMs - now;
     if (left <= 0) throw new BotError(`no stream to ${address} for ${reconnectMs / 1000} s (${reason})`, code);
     log(`stream broken (${reason}); reconnecting`);
     await sleep(Math.min(delay, left));
-    delay = Math.min(delay * 2, 5000);
+    delay = Math.min(Math.max(delay * 2, 100), 5000);
     session.result.reconnects += 1;
   }
 }
