@@ -13,6 +13,8 @@ The page reads and writes its position in the URL fragment, ``#deal=K&step=N&sea
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 from typing import Any
@@ -215,9 +217,37 @@ def _offered(text: str) -> dict[str, str]:
 def render_html(replay: Replay, analysis: Analysis | None = None) -> str:
     """The page for `replay`, with the search's `analysis` of it if given."""
     data = replay_data(replay, analysis)
-    # `</` inside a script would end it early; JSON allows `\/` for `/`.
-    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
     variant = replay.variant
     assert variant is not None
     title = f"{variant.name} · match {replay.header.get('match_id', '')}"
-    return PAGE.replace("{{TITLE}}", html.escape(title)).replace("{{DATA}}", payload)
+    page = PAGE.replace("{{CSP}}", html.escape(PAGE_CSP)).replace("{{TITLE}}", html.escape(title))
+    return page.replace("{{DATA}}", script_json(data))
+
+
+# Inside <script>, `</script`, `<!--` and `<script` change how the HTML parser reads on (a bot
+# named `<!--<script>` once swallowed the page's code into its data block); U+2028 and U+2029 end
+# a line of JavaScript. Each is written as its JSON escape, which JSON.parse reads back unchanged.
+_SCRIPT_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def script_json(data: Any) -> str:
+    """`data` as JSON that is safe as the text of a `<script type="application/json">` element."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).translate(_SCRIPT_ESCAPES)
+
+
+def _inline_hash(page: str, tag: str) -> str:
+    """The CSP source of the one inline `<tag>` element of `page` that has no attribute."""
+    start = page.index(f"<{tag}>") + len(tag) + 2
+    text = page[start : page.index(f"</{tag}>", start)]
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+PAGE_CSP = (
+    f"default-src 'none'; script-src {_inline_hash(PAGE, 'script')}; "
+    f"style-src {_inline_hash(PAGE, 'style')}; img-src data:; base-uri 'none'; form-action 'none'"
+)
+"""The replay page's Content-Security-Policy: its own inline style and script (by their hashes)
+and nothing else; no network at all. The page carries it in a <meta> element, so a saved file
+keeps it; the web site sends it as a header too, with `frame-ancestors` (which a <meta> cannot set)."""

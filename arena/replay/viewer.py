@@ -1,7 +1,9 @@
 """The page of `arena replay html`: markup, style and script in one template, no network.
 
-`{{TITLE}}` and `{{DATA}}` are filled in by `arena.replay.html.render_html`; the data's shape is
-the one `replay_data` builds. Kept as a Python string so that it ships with the package.
+`{{CSP}}`, `{{TITLE}}` and `{{DATA}}` are filled in by `arena.replay.html.render_html`; the data's
+shape is the one `replay_data` builds. Kept as a Python string so that it ships with the package.
+The page's one `<style>` and one code `<script>` are allowed by their hashes (`html.PAGE_CSP`):
+keep them free of attributes, and set no inline style or event-handler attribute from the script.
 """
 
 # ruff: noqa: E501  (lines of HTML, CSS and JavaScript, wrapped where they read best)
@@ -11,6 +13,7 @@ PAGE = r"""<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{{CSP}}">
 <title>{{TITLE}}</title>
 <style>
   :root { --felt: #1f5f3f; --ink: #1d1d1f; --muted: #666; --red: #c0262d; --accent: #f2b632; }
@@ -127,6 +130,7 @@ function el(tag, attrs, ...children) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (key === "class") node.className = value;
     else if (key === "text") node.textContent = value;
+    else if (key === "width") node.style.width = value;  // CSSOM: a style attribute would need 'unsafe-inline'
     else node.setAttribute(key, value);
   }
   for (const child of children) if (child != null) node.append(child);
@@ -491,7 +495,7 @@ function renderTimeline(deal, viewer) {
       line.append(el("span", {}, rank ? el("span", { class: "mark", text: `◆ ${rank}` }) : null,
         lost ? el("span", { class: "loss", text: (rank ? " " : "") + lost }) : null));
     }
-    line.append(own ? el("span", { class: "bar", style: `width:${Math.max(2, (100 * d.think) / longest)}%` }) : el("span"));
+    line.append(own ? el("span", { class: "bar", width: `${Math.max(2, (100 * d.think) / longest)}%` }) : el("span"));
     if (rank) { line.classList.add("costly"); line.dataset.rank = String(rank); }
     if (frame.step === pos.step) line.classList.add("now");
     if (d.fault) line.classList.add("faulty");
