@@ -4,7 +4,10 @@
 Starlette application. Every page is a static file of `static/` that fetches the API and
 writes each value with `textContent` (never as HTML), so a user-given string shows as text.
 Errors are a JSON `{"error": ...}` under /api and a small HTML page elsewhere; an unexpected
-exception is logged and answered with a 500 that shows no traceback.
+exception is logged and answered with a 500 that shows no traceback. Every answer, errors and
+static files included, carries the security headers of `SecurityHeaders`: a Content-Security-Policy
+that the pages satisfy (scripts and styles from /static only; the replay viewer's inline ones by
+hash), `nosniff`, and no framing.
 """
 
 from __future__ import annotations
@@ -31,22 +34,25 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..engine import VARIANT_NAMES
 from ..live import Hub
-from ..replay.html import render_html
+from ..replay.html import PAGE_CSP, render_html
 from ..replay.read import ReplayReadError
 from ..replay.verify import verify_replay
 from ..standing.service import StandingArena
-from ..standing.store import Store, UnknownBotError
+from ..standing.store import BOT_NAME, Store, UnknownBotError
 from . import data
 from .feed import FRAME_S, PING_S, UPDATES_PER_S, Feeds, MatchFeed, ViewerClock
 
 log = structlog.get_logger()
 
 STATIC = Path(__file__).parent / "static"
-MATCH_ID = re.compile(r"^[0-9a-f]{16}$")
-BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+MATCH_ID = re.compile(r"[0-9a-f]{16}")
+MAX_DIGITS = 19
+"""The longest whole number a query may give (2**62, the largest `before`, has 19 digits): int()
+of a long string costs time quadratic in its length, and Python refuses one of over 4300 digits."""
 MAX_VIEWERS = 2000
 """Live viewers at once over the whole server; more get 503 (each costs a socket and a task)."""
 SEND_TIMEOUT_S = 10.0
@@ -54,6 +60,22 @@ SEND_TIMEOUT_S = 10.0
 not read) is dropped: its stream ends and its connection is closed."""
 SEND_BUFFER_BYTES = 64 * 1024
 """The kernel's send buffer of each site connection (Linux doubles it for its bookkeeping)."""
+
+SITE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+"""The pages' policy: they load their scripts and style from /static and fetch the API, nothing inline."""
+REPLAY_CSP = PAGE_CSP + "; frame-ancestors 'none'"
+"""The replay viewer's own policy (its inline style and script by hash), which cannot forbid framing
+from its <meta> element: the header does."""
+SECURITY_HEADERS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+)
+RAW_SEND = "arena.raw_send"
+"""Where `SecurityHeaders` leaves the server's own `send` in the scope, for `LiveStream`'s writes."""
 
 T = TypeVar("T")
 
@@ -91,8 +113,10 @@ class BadRequest(HTTPException):
 def _query(
     request: Request, name: str, pattern: re.Pattern[str] | None = None, choices: tuple[str, ...] = ()
 ) -> str:
+    """A query parameter ("" when absent) that matches `pattern` whole or is one of `choices`
+    (a closed set: anything else is a 400 that lists them, never an empty answer)."""
     value = request.query_params.get(name, "")
-    if value and pattern is not None and not pattern.match(value):
+    if value and pattern is not None and not pattern.fullmatch(value):
         raise BadRequest(f"{name}: not a valid value")
     if value and choices and value not in choices:
         raise BadRequest(f"{name}: expected one of {', '.join(choices)}")
@@ -100,27 +124,26 @@ def _query(
 
 
 def _int_query(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """A whole number of ASCII digits (str.isdigit() also takes "²" and other scripts' digits,
+    which int() then refuses), at most `MAX_DIGITS` long, from `low` to `high`."""
     text = request.query_params.get(name)
     if text is None or text == "":
         return default
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not (text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS and low <= int(text) <= high):
         raise BadRequest(f"{name}: expected a whole number from {low} to {high}")
     return int(text)
 
 
-VARIANT = re.compile(r"^[a-z0-9-]{1,40}$")
-
-
 def _bot_name(request: Request) -> str:
     name = str(request.path_params["name"])
-    if not BOT_NAME.match(name):
+    if not BOT_NAME.fullmatch(name):
         raise HTTPException(404, f"no bot named {name!r}")
     return name
 
 
 def _match_id(request: Request) -> str:
     match_id = str(request.path_params["match_id"])
-    if not MATCH_ID.match(match_id):
+    if not MATCH_ID.fullmatch(match_id):
         raise HTTPException(404, f"no match {match_id!r}")
     return match_id
 
@@ -130,7 +153,7 @@ def _match_id(request: Request) -> str:
 
 async def api_standings(request: Request) -> Response:
     site: Site = request.app.state.site
-    variant = _query(request, "variant", VARIANT)
+    variant = _query(request, "variant", choices=VARIANT_NAMES)
     return JSONResponse(await site.db(data.standings, site.store, variant, site.connected()))
 
 
@@ -263,7 +286,10 @@ class LiveStream(Response):
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_until_disconnect, receive, nursery.cancel_scope)
+                # The head goes through every layer (which add the security headers); the body is
+                # written to the server's `send` itself, with no wrapper of a layer around each write.
                 await send({"type": "http.response.start", "status": 200, "headers": LIVE_HEADERS})
+                send = scope.get(RAW_SEND, send)
                 # The stream is written by a task of its own, not by this one: a task's every wakeup
                 # resumes its whole chain of coroutines, and this one runs under a dozen (Hypercorn's
                 # and Starlette's ASGI layers), the stream's only under `_follow`.
@@ -336,7 +362,7 @@ def _page(name: str) -> Response:
 
 
 async def page_leaderboard(request: Request) -> Response:
-    _query(request, "variant", VARIANT)
+    _query(request, "variant", choices=VARIANT_NAMES)
     return _page("index.html")
 
 
@@ -364,7 +390,7 @@ async def page_replay(request: Request) -> Response:
         page = await site.db(_replay_page, path)
     except (OSError, ReplayReadError, ValueError) as exc:
         raise HTTPException(500, f"the replay of {match_id} cannot be read: {exc}") from None
-    return HTMLResponse(page)
+    return HTMLResponse(page, headers={"content-security-policy": REPLAY_CSP})
 
 
 def _replay_page(path: Path) -> str:
@@ -417,7 +443,45 @@ async def on_unexpected(request: Request, exc: Exception) -> Response:
     return _error(request, 500, "the server could not answer this request")
 
 
-def site_app(site: Site) -> Starlette:
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class SecurityHeaders:
+    """The security headers on every HTTP answer of `app`, errors and static files included: the
+    site's Content-Security-Policy unless the answer brings its own (the replay viewer's).
+
+    A path with a control character is a 404 here, before routing: Starlette's route patterns end
+    in `$`, which also matches before a final newline, so `/bots/alpha%0a` would be alpha's page."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        scope[RAW_SEND] = send
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                names = {bytes(name).lower() for name, _value in headers}
+                headers += [(n, v) for n, v in SECURITY_HEADERS if n not in names]
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", SITE_CSP.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        if CONTROL.search(scope["path"]):
+            response = _error(Request(scope), 404, f"no page at {scope['path']!r}")
+            await response(scope, receive, send_with_headers)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+
+def site_app(site: Site) -> ASGIApp:
+    """The site: its Starlette application inside `SecurityHeaders` (outside Starlette's own
+    error middleware, so that its 500s carry them too)."""
     routes = [
         Route("/", page_leaderboard),
         Route("/bots/{name:path}", page_bot),
@@ -443,7 +507,7 @@ def site_app(site: Site) -> Starlette:
         },
     )
     app.state.site = site
-    return app
+    return SecurityHeaders(app)
 
 
 def http_config(host: str, port: int) -> Config:
