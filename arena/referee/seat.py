@@ -325,6 +325,14 @@ class LinkHost:
         else:
             self._protocol_fault(seat, CloseReason.INVALID, "an empty or unknown BotMessage")
 
+    def reject(self, seat_index: int, link: Link, detail: str) -> None:
+        """The transport could not parse what the bot sent (`detail` says why): a protocol fault."""
+        seat = self.seat_for(seat_index)
+        if link is seat.link and not self._over():
+            self._protocol_fault(seat, CloseReason.INVALID, detail)
+        else:
+            link.close(CloseReason.INVALID, detail)
+
     def _hello(self, seat: Seat, link: Link, hello: pb.Hello) -> None:
         if seat.hello:
             self._protocol_fault(seat, CloseReason.INVALID, "a second Hello on the same stream")
