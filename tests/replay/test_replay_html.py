@@ -4,25 +4,36 @@ The browser is Debian's `chromium` (CI installs it from .ci/apt-packages). It is
 `--remote-debugging-pipe`: DevTools messages are NUL-terminated JSON on its file descriptors 3
 (in) and 4 (out), so no port and no client library are needed. Where no Chromium is installed the
 tests skip, saying so; with CI=true they fail instead.
+
+Every page is opened under its own Content-Security-Policy (a <meta> element: inline style and
+script by hash only), and a test fails if the browser reports a violation of it or a dialog
+(a script of a bot's name that ran). Bot names and seat labels full of markup (`<!--<script>`,
+`</script>`, U+2028) are shown as text and leave the viewer working.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
 from support import BOTS
-from support.browser import Browser
+from support.browser import Browser, find_chromium
 
 from arena.engine import DealState, find_variant
 from arena.referee.runner import MatchConfig
 from arena.referee.seat import TimeControl
+from arena.replay.html import PAGE_CSP, render_html, script_json
 from arena.replay.read import Replay
 from arena.replay.samples import SAMPLES_DIR
 from arena.replay.timeline import action_text, clocks
@@ -31,23 +42,66 @@ from arena.server.local import EXAMPLE_BOTS, play_matches
 
 SCRIPTED = BOTS / "scripted_bot.py"
 SYMBOLS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
+# A Hello's bot name is free text: this one once made the HTML parser read the page's code as data.
+HOSTILE = "<!--<script>alert(1)</script>"
+HOSTILE_LABELS = ["<!--<script>", "</script><script>alert(2)</script>", "a\u2028b\u2029 &amp; <b>c</b>"]
+LISTEN = (
+    "window.__csp = [];"
+    "document.addEventListener('securitypolicyviolation',"
+    " e => window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline')));"
+)
 
 
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One Chromium for the module that reports every CSP violation (its log, and the page's
+    `securitypolicyviolation` events, listened to before any script of the page runs)."""
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
+        pytest.skip(
+            "no Chromium here (Debian: apt-get install chromium); CI installs it and runs these tests"
+        )
+    page = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        page.call("Log.enable", session=True)
+        page.call("Page.addScriptToEvaluateOnNewDocument", {"source": LISTEN}, session=True)
+        yield page
+    finally:
+        page.close()
 
 
+def csp_problems(page: Browser) -> list[str]:
+    """What the browser refused or was asked since the last call: CSP violations, dialogs."""
+    listened = page.js("window.__csp || []")  # also reads the events that came before its answer
+    problems = [str(v) for v in listened]
+    for event in page.events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Log.entryAdded" and "Content Security Policy" in params["entry"]["text"]:
+            problems.append(params["entry"]["text"])
+        elif method == "Page.javascriptDialogOpening":
+            problems.append(f"a dialog: {params.get('message')}")
+    page.events.clear()
+    return problems
 
 
-
-
+@pytest.fixture
+def browser(chromium: Browser) -> Iterator[Browser]:
+    """The module's Chromium; the test fails if a page it opened broke its policy."""
+    chromium.events.clear()
+    yield chromium
+    assert csp_problems(chromium) == []
 
 
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> tuple[Replay, Path]:
     """A real grosstarock match in which seat 1 only ever answers illegally, and its page."""
     directory = tmp_path_factory.mktemp("html")
+    behaviour = shlex.quote(f"illegal-always,name:{HOSTILE}")
     bots = [
         EXAMPLE_BOTS["heuristic"],
-        f"env BEHAVIOUR=illegal-always {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}",
+        f"env BEHAVIOUR={behaviour} {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))}",
         EXAMPLE_BOTS["random"],
     ]
     variant = find_variant("grosstarock")
@@ -102,6 +156,7 @@ def test_the_page_steps_through_decisions_and_shows_each_one(
     browser.open(f"{page.as_uri()}#deal=0&step={step}&seat=all")
     last = len(decisions)
     assert where(browser) == f"deal 0 · decision {step} of {last}"
+    assert browser.js("document.getElementById('bot-1').textContent") == f"{HOSTILE} (no version)"  # as text
     state = state_before(replay, 0, step)
     for seat in range(3):  # every hand, as the engine has it at this decision
         assert sorted(cards_on_page(browser, f"#hand-{seat}")) == sorted(str(c) for c in state.hands[seat])
@@ -226,3 +281,76 @@ def test_a_page_of_a_damaged_replay_says_where_it_stops(browser: Browser, tmp_pa
     browser.key("PageDown", "PageDown", 34)
     browser.key("End", "End", 35)
     assert browser.js("document.getElementById('decision').textContent").endswith("the log stops here")
+
+
+def _hostile_sample(tmp_path: Path) -> Path:
+    """A sample replay whose seat labels are full of markup."""
+    lines = (SAMPLES_DIR / "grosstarock.jsonl").read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["seats"] = HOSTILE_LABELS
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    return hostile
+
+
+def test_script_json_escapes_what_changes_how_a_script_is_read() -> None:
+    data = {"names": [*HOSTILE_LABELS, HOSTILE, "</SCRIPT >", "<!-- -->", "]]>"], "n": [1, 2.5, None]}
+    text = script_json(data)
+    assert json.loads(text) == data
+    for character in "<>&\u2028\u2029":
+        assert character not in text
+    assert "\\u003c!--\\u003cscript\\u003e" in text
+
+
+def test_markup_in_seat_labels_is_text_and_the_viewer_works(browser: Browser, tmp_path: Path) -> None:
+    page = tmp_path / "hostile.html"
+    page.write_text(render_html(verify_replay(_hostile_sample(tmp_path), collect=True)))
+    browser.open(f"{page.as_uri()}#deal=0&step=5")
+    assert browser.js("document.querySelectorAll('#table .seat').length") == 3
+    decisions = len(verify_replay(SAMPLES_DIR / "grosstarock.jsonl", collect=True).deals[0].decisions)
+    assert where(browser) == f"deal 0 · decision 5 of {decisions}"
+    names = browser.js(
+        "[...document.querySelectorAll('#table .seat .info:nth-child(2)')].map(e => e.textContent)"
+    )
+    assert names == HOSTILE_LABELS
+    assert browser.js("document.querySelectorAll('script').length") == 2  # the data and the code, no more
+    assert browser.js("document.title").startswith("grosstarock · match ")
+    browser.key("ArrowRight", "ArrowRight", 39)
+    assert where(browser).startswith("deal 0 · decision 6 of ")
+    assert (
+        browser.js("document.querySelectorAll('#timeline .bar').length") > 0
+    )  # styled by CSSOM, not an attribute
+
+
+def test_the_page_carries_a_policy_that_allows_its_own_inline_code_only(tmp_path: Path) -> None:
+    text = render_html(verify_replay(_hostile_sample(tmp_path), collect=True))
+    meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', text)
+    assert meta is not None and html.unescape(meta.group(1)) == PAGE_CSP
+    assert text.index("Content-Security-Policy") < text.index("<style>") < text.index("<script")
+    # The policy's hashes are those of the page's one style and one code script, as sent.
+    style = text.split("<style>", 1)[1].split("</style>", 1)[0]
+    code = text.split("<script>", 1)[1].split("</script>", 1)[0]
+    for directive, inline in (("style-src", style), ("script-src", code)):
+        digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+        assert f"{directive} 'sha256-{digest}'" in PAGE_CSP
+    # No other script, no style or event-handler attribute in the markup (they would need 'unsafe-inline').
+    markup = re.sub(r"<script.*?</script>|<style>.*?</style>", "", text, flags=re.S)
+    assert text.count("<script") == 2
+    assert re.search(r"<[^>]*\s(on[a-z]+|style)\s*=", markup) is None
+    assert "unsafe" not in PAGE_CSP and "default-src 'none'" in PAGE_CSP
+
+
+def test_a_violation_of_the_policy_is_caught(chromium: Browser, tmp_path: Path) -> None:
+    """The check the other tests rely on: an inline script or style the policy does not allow,
+    added to a page, is reported (and the page's own code still runs)."""
+    good = render_html(verify_replay(SAMPLES_DIR / "grosstarock.jsonl", collect=True))
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        good.replace("<body>", '<body><p style="color:red">x</p><script>window.injected = 1;</script>')
+    )
+    chromium.events.clear()
+    chromium.open(bad.as_uri())
+    problems = csp_problems(chromium)
+    assert any("script-src" in p for p in problems) and any("style-src" in p for p in problems), problems
+    assert chromium.js("window.injected === undefined") is True
+    assert chromium.js("document.querySelectorAll('#table .seat').length") == 3
