@@ -204,7 +204,13 @@ class Phases(TrickPlay):
             )
 
     def _legal_discards(self) -> list[Card]:
-        return [c for c in self.hands[self.discarder] if self._discardable(c)]
+        """The cards of the hand that pass `_discardable`, its test asked of each (once set up)."""
+        pool = self._free_pool()
+        if pool is not None:
+            return [c for c in self.hands[self.discarder] if c in pool]
+        chosen = mask_of(self.skat)
+        maximise = self.variant.maximise_free_skat_cards
+        return [c for c in self.hands[self.discarder] if self._skat_feasible(chosen | 1 << c, maximise)]
 
     def _discardable(self, card: Card) -> bool:
         """Whether the discarder may lay `card` (of his hand) away next: the test of the discard."""

@@ -55,6 +55,11 @@ def strength_table(red_pips_reversed: bool) -> tuple[int, ...]:
 
 STRENGTH: Final = {flag: strength_table(flag) for flag in (True, False)}
 
+# The members the trick-play tests compare with, as constants: reading a member off its Enum class
+# is a slow attribute look-up, a `Final` name is a static of the compiled module.
+_DESIGNATE: Final = FoolLead.DESIGNATE
+_FORBIDDEN: Final = FoolLead.FORBIDDEN
+
 ANY_SUIT: Final = -1
 """`suit_to_play`'s answer when G-TRICK-4 leaves the choice of card free."""
 
@@ -186,7 +191,7 @@ class TrickPlay(DealFields):
             cards = hand
             if FOOL in hand:
                 cards = self._fool_timing(seat, hand, list(hand), leading=True)
-                if self.variant.fool_lead is FoolLead.DESIGNATE and FOOL in cards:
+                if self.variant.fool_lead is _DESIGNATE and FOOL in cards:
                     return None
             return cards
         if self._must_redesignate():
@@ -272,7 +277,7 @@ class TrickPlay(DealFields):
         """The variant's Fool rules applied to otherwise legal `cards` (seat holds the Fool)."""
         v = self.variant
         allowed = cards
-        if leading and v.fool_lead is FoolLead.FORBIDDEN:
+        if leading and v.fool_lead is _FORBIDDEN:
             allowed = [c for c in cards if c != FOOL]  # G54-PLAY-1
         if v.fool_last_trick is not None:
             if not leading and FOOL not in cards:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Final
 
 from . import combos
 from .cards import FOOL, KINGS, MOND, PAGAT, TAROKS, Card
@@ -124,7 +125,7 @@ class Variant:
     @property
     def maximise_free_skat_cards(self) -> bool:
         """DK-SKAT-4: the skat holds as many non-combination cards as possible."""
-        return self.family is Family.DANISH
+        return self.family is _DANISH
 
     # A variant is immutable and fully named by its id and options: a copy is the variant itself,
     # and a pickle rebuilds it by name (a compiled class cannot be rebuilt field by field).
@@ -134,6 +135,8 @@ class Variant:
     def __reduce__(self) -> tuple[Callable[..., Variant], tuple[str, dict[str, str]]]:
         return find_variant, (self.name, dict(self.options))
 
+
+_DANISH: Final = Family.DANISH  # a static of the compiled module: an Enum member's look-up is slow
 
 _FINDERS: dict[Family, combos.Finder] = {
     Family.DUMMETT: combos.dummett,
