@@ -143,3 +143,31 @@ def test_views_hold_no_hidden_card(name: str, options: dict[str, str], seed: int
         if state.is_terminal():
             break
         state.apply(rng.choice(state.legal_actions()))
+
+
+# The typed field each option sets, read back as the option's string.
+OPTION_FIELDS = {
+    "ladons": lambda v: v.ladons,
+    "nolo_cancels": lambda v: v.nolo_cancels,
+    "trischaken_leader": lambda v: v.trischaken_leader,
+    "trischaken_scoring": lambda v: v.trischaken_scoring,
+    "redeal": lambda v: v.redeal,
+    "counting": lambda v: v.danish.counting,
+    "red_pips": lambda v: "reversed" if v.red_pips_reversed else "straight",
+    "players": lambda v: str(v.seats),
+}
+
+
+def test_every_option_is_a_typed_field() -> None:
+    """`find_variant` turns every option into a field of `Variant` (the rules read those), while
+    `variant.options` keeps plain strings, as views and replays publish them."""
+    from arena.engine import OPTIONS
+
+    for name, specs in OPTIONS.items():
+        assert set(specs) <= set(OPTION_FIELDS), name
+        for key, spec in specs.items():
+            for choice in spec.choices:
+                assert type(choice) is str
+                variant = find_variant(name, {key: choice})
+                assert OPTION_FIELDS[key](variant) == choice
+                assert all(type(value) is str for value in variant.options.values())
