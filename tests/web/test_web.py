@@ -4,7 +4,10 @@ One real server (`arena serve --http 127.0.0.1:0`, the command itself, with a SQ
 and one Chromium for the whole module: Debian's chromium (.ci/apt-packages) driven by
 Playwright through `executable_path` (`playwright install` would download a browser). Real
 bots (tests/bots/lobby_bot.py) join the lobby and play rated matches first; a second match is
-watched live. Set ARENA_WEB_SCREENSHOTS=DIR to also save the four pages' screenshots there
+watched live. gamma's Hello names it `<!--<script>…`, which once blanked the replay viewer of
+every match it played. Every page is opened under the site's Content-Security-Policy, and a test
+fails if the browser reports a violation of it (or a script of a name ran: a dialog).
+Set ARENA_WEB_SCREENSHOTS=DIR to also save the four pages' screenshots there
 (docs/img is where docs/ARENA.md shows them from).
 """
 
@@ -29,6 +32,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from sse_starlette import ServerSentEvent
 from support import wait_for
 from support.admin import admin_channel
@@ -42,14 +46,19 @@ from arena.server.app import serve
 from arena.standing.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
-from arena.web.app import LiveStream, Site, serve_site
+from arena.web.app import REPLAY_CSP, SITE_CSP, LiveStream, Site, serve_site
 from arena.web.feed import MatchFeed, ViewerClock, encode_update, event_dict, event_json, json_mapping
 from benchmarks.common import driver_command
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
 OPERATOR = "web-test-operator"
-XSS = "<script>alert(1)</script>"
+XSS = "<!--<script>alert(1)</script>"
+CSP_LISTENER = (
+    "window.__csp = [];"
+    "document.addEventListener('securitypolicyviolation',"
+    " e => window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline')));"
+)
 BOTS = ("alpha", "beta", "gamma")
 CONFIG = """[arena]
 variants = ["grosstarock"]
@@ -171,13 +180,31 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
+    """A page that fails its test on a dialog (a name's script ran) or a CSP violation (reported on
+    the console, or as a `securitypolicyviolation` event, listened to before the page's scripts)."""
     context = browser.new_context(viewport={"width": 900, "height": 800})
+    context.add_init_script(CSP_LISTENER)
     opened = context.new_page()
     dialogs: list[str] = []
+    refused: list[str] = []
     opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    opened.on(
+        "console",
+        lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
+    )
     yield opened
+    refused.extend(_violations(opened.main_frame))
     context.close()
     assert not dialogs, f"a script ran: {dialogs}"
+    assert not refused, f"the page broke its Content-Security-Policy: {refused}"
+
+
+def _violations(frame: Any) -> list[str]:
+    """The `securitypolicyviolation` events the listener saw in the frame's current document."""
+    try:
+        return list(frame.evaluate("window.__csp || []"))
+    except playwright_sync.Error:  # the document is going away; the console still reports its violations
+        return []
 
 
 def screenshot(page: Any, name: str) -> None:
@@ -250,6 +277,31 @@ def test_a_script_in_a_name_is_shown_as_text(arena: Arena, page: Any) -> None:
     assert response.status == 404
     assert XSS in page.locator("p.error").text_content()
     assert page.locator("script").count() == 0
+
+
+def test_a_bot_named_with_a_comment_and_a_script_leaves_its_replays_working(arena: Arena, page: Any) -> None:
+    """gamma's Hello names it `<!--<script>…`: the replay page of a match it played still draws
+    the viewer, with that name as text, under a policy that allows the page's own inline style
+    and script by hash and nothing else (the page fixture fails the test on a violation)."""
+    [match, *_] = arena.api("/api/matches?bot=gamma&state=finished")["matches"]
+    response = page.goto(f"{arena.url}/matches/{match['match_id']}#deal=0&step=3")
+    assert response.status == 200
+    headers = response.headers
+    assert headers["content-security-policy"] == REPLAY_CSP
+    assert (headers["x-content-type-options"], headers["x-frame-options"]) == ("nosniff", "DENY")
+    page.wait_for_selector("#table .seat")
+    assert page.locator("#where").text_content().startswith("deal 0 · decision 3 of ")
+    seat = [s["bot"] for s in match["seats"]].index("gamma")
+    assert page.locator(f"#bot-{seat}").text_content().startswith(XSS)
+    page.keyboard.press("ArrowRight")
+    assert page.locator("#where").text_content().startswith("deal 0 · decision 4 of ")
+    assert page.locator("#timeline .bar").count() > 0
+    # The site's own pages: their policy, which they satisfy with scripts from /static alone.
+    for path, ready in (("/", "#board table"), ("/bots/gamma", "svg.plot"), ("/matches", "#matches table")):
+        response = page.goto(arena.url + path)
+        assert response.headers["content-security-policy"] == SITE_CSP, path
+        page.wait_for_selector(ready)
+        assert page.locator("script:not([src])").count() == 0, path
 
 
 def test_unknown_and_malformed_get_404_and_400(arena: Arena, page: Any) -> None:
