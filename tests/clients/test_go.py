@@ -150,15 +150,32 @@ def test_the_go_bot_passes_the_whole_kit_at_its_tightest_clock(go_bot: str) -> N
     assert report["passed"] == sum(len(CASES[v]) for v in VARIANT_NAMES)
 
 
-def test_the_python_sdk_dials_again_in_time_at_the_tightest_clock(tmp_path: Path) -> None:
-    """The SDK follows PROTOCOL.md's advice (redial at once): the reconnect case passes at 100 ms
+def built_sdk_bot(sdk: str) -> str:
+    """The bot command of one SDK; Node's and C++'s as tests/clients/test_clients.py builds them
+    (it runs first in this folder), skipped when not built yet."""
+    if sdk == "python":
+        return EXAMPLE_BOTS["random"]
+    if sdk == "node":
+        node = shutil.which("node")
+        if node is None or not (ROOT / "clients/node/node_modules/@grpc/grpc-js").is_dir():
+            pytest.skip("Node.js or clients/node/node_modules missing (test_clients.py installs them)")
+        return f"{shlex.quote(node)} {shlex.quote(str(ROOT / 'clients/node/random_bot.js'))}"
+    binary = ROOT / "clients/cpp/build/arena_random_bot"
+    source = ROOT / "clients/cpp/random_bot.cpp"
+    if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
+        pytest.skip("clients/cpp/build/arena_random_bot missing or stale (test_clients.py builds it)")
+    return shlex.quote(str(binary))
+
+
+@pytest.mark.parametrize("sdk", ["python", "node", "cpp"])
+def test_the_sdks_dial_again_in_time_at_the_tightest_clock(tmp_path: Path, sdk: str) -> None:
+    """The SDKs follow PROTOCOL.md's advice (redial at once): the reconnect case passes at 100 ms
     in every variant, where a first pause of 0.1 s ran out the clock."""
+    command = built_sdk_bot(sdk)
     cases = [case for variant in VARIANT_NAMES for case in CASES[variant] if case.name == "reconnect"]
     assert len(cases) == len(VARIANT_NAMES)
     clock = TimeControl(per_decision_ms=TIGHTEST_CLOCK_MS, bank_ms=0, increment_ms=0)
-    results = trio.run(
-        partial(run_cases, EXAMPLE_BOTS["random"], cases, time_control=clock, log_dir=tmp_path)
-    )
+    results = trio.run(partial(run_cases, command, cases, time_control=clock, log_dir=tmp_path))
     assert [(r.case.variant, r.passed) for r in results] == [(v, True) for v in VARIANT_NAMES], [
         r.detail for r in results
     ]
@@ -173,3 +190,17 @@ def test_the_reconnect_advice_of_the_docs_fits_the_tightest_clock() -> None:
     assert "dial again at once" in section.lower()
     assert f"{TIGHTEST_CLOCK_MS} ms" in section
     assert "start at 0.1 s" not in text
+
+
+# --------------------------------------------------------------------------- the SDKs' READMEs
+
+
+@pytest.mark.parametrize("sdk", ["python", "node", "cpp", "go"])
+def test_every_sdk_readme_covers_every_variant(sdk: str) -> None:
+    """Each README names every variant, american's bid and call, and american's trick numbers."""
+    text = (ROOT / "clients" / sdk / "README.md").read_text(encoding="utf-8")
+    absent = [variant for variant in VARIANT_NAMES if f"`{variant}`" not in text]
+    assert absent == [], f"clients/{sdk}/README.md does not name {absent}"
+    assert "bid" in text and "call" in text
+    if sdk != "go":  # the Go bot reads no view
+        assert "1…18" in text
