@@ -112,3 +112,18 @@ def postgres_db(postgres_server: PostgresServer) -> Iterator[str]:
         with _connect(postgres_server.url("postgres")) as conn:
             # FORCE: a connection the test left open must not keep its database alive.
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def stop_database(server: PostgresServer) -> None:
+    """Stop the server as an operator's `pg_ctl stop -m fast` does: every connection is cut."""
+    result = server._run(server.bindir / "pg_ctl", "stop", "-w", "-m", "fast", "-D", server.data)
+    assert result.returncode == 0, result.stderr
+
+
+def start_database(server: PostgresServer) -> None:
+    """Start a server `stop_database` stopped, on the same port, with the same data."""
+    result = server._run(
+        server.bindir / "pg_ctl", "start", "-w", "-t", "30",
+        "-D", server.data, "-l", server.log, "-o", f"-p {server.port}",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr

@@ -6,7 +6,15 @@ no server is special and there is no coordinator process:
 - ``arena_servers``: each server's address, state and heartbeat (the database's clock). A server
   whose heartbeat is older than ``server_dead_after_s`` is taken for dead by the next server
   that looks (`Cluster.reap`, under an advisory lock): its running matches are recorded as
-  aborted with the reason, never rated, and its lobby places are deleted.
+  aborted with the reason, never rated, and its lobby places are deleted. Silence is counted only
+  over time the database was reachable: from the database's start at the earliest (a restart
+  silences every server), and, for the server that looks, from when it last regained the
+  database (its own outage or freeze explains the others' silence as well as theirs would).
+- A server taken for dead writes nothing more: every write of a server to the shared rows
+  (matches, places, its own row) first locks its own ``arena_servers`` row as live
+  (`Cluster.guard_live`, ``FOR SHARE``: it waits for a reaper that is burying it, then sees
+  ``gone``) or is conditioned on its state, so its late results, places and stop change nothing;
+  its state stays ``gone``.
 - ``lobby_places``: one row per place a lobby stream holds (a stream granted N matches at once
   holds N). A place is free (``match_id`` NULL) or booked for one match. Booking a place is an
   UPDATE of that row inside the transaction that inserts the match, so a place is never booked
@@ -43,6 +51,8 @@ from .store import Pause, Store, StoreError, _Session, now_ms
 
 DB_NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
 """Now in Unix ms by the database's clock: heartbeats never depend on the servers' clocks."""
+DB_STARTED = "CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) * 1000 AS BIGINT)"
+"""When the database server started, in the same clock: no server could beat before."""
 ROUND_LOCK = 7_470_002
 REAP_LOCK = 7_470_003
 CHANNEL = "arena_seated"
@@ -112,6 +122,10 @@ class Cluster:
         self.server_id = server_id or secrets.token_hex(6)
         self.dead_after_ms = int(dead_after_s * 1000)
         self.max_matches_per_bot = max_matches_per_bot
+        # The database's time of this server's last heartbeat, and since when it has reached the
+        # database without a gap (0: since before it started); None: its last heartbeat failed.
+        self._last_beat_ms: int | None = None
+        self._reachable_since_ms: int | None = None
 
     # ------------------------------------------------------------------ servers
 
@@ -124,30 +138,63 @@ class Cluster:
         self.store.limit_idle_transactions(self.dead_after_ms / 1000)
         shared.limit_idle_transactions(self.dead_after_ms / 1000)
         with self.store.transaction() as db:
-            db.execute(
+            row = db.execute(
                 f"INSERT INTO arena_servers (server_id, address, state, started_ms, heartbeat_ms) "
-                f"VALUES (?, ?, 'serving', {DB_NOW}, {DB_NOW})",
+                f"VALUES (?, ?, 'serving', {DB_NOW}, {DB_NOW}) RETURNING heartbeat_ms",
                 (self.server_id, self.address),
-            )
+            ).fetchone()
+        # Others' silence before this server started is theirs alone (a database restart aside).
+        self._last_beat_ms, self._reachable_since_ms = int(row[0]), 0
+
+    def _taken_for_dead(self) -> TakenForDeadError:
+        return TakenForDeadError(
+            f"server {self.server_id} was taken for dead (no heartbeat for "
+            f"{self.dead_after_ms / 1000:g} s): its matches were recorded as aborted"
+        )
+
+    def guard_live(self, db: _Session) -> None:
+        """In a transaction about to write shared rows: lock this server's row as live, or raise
+        `TakenForDeadError` (writing nothing). A reaper burying it holds the row: this waits for
+        it, then sees 'gone'. Lock order, as the reaper's: the server's row before any match's."""
+        row = db.execute(
+            f"SELECT 1 FROM arena_servers WHERE server_id = ? AND state IN {LIVE} FOR SHARE",
+            (self.server_id,),
+        ).fetchone()
+        if row is None:
+            raise self._taken_for_dead()
 
     def heartbeat(self) -> None:
         """Say this server lives; `TakenForDeadError` if the others already buried it."""
-        with self.store.transaction() as db:
-            updated = db.execute(
-                f"UPDATE arena_servers SET heartbeat_ms = {DB_NOW} WHERE server_id = ? AND state IN {LIVE}",
-                (self.server_id,),
-            )
-            if updated.rowcount != 1:
-                raise TakenForDeadError(
-                    f"server {self.server_id} was taken for dead (no heartbeat for "
-                    f"{self.dead_after_ms / 1000:g} s): its matches were recorded as aborted"
-                )
+        try:
+            with self.store.transaction() as db:
+                row = db.execute(
+                    f"UPDATE arena_servers SET heartbeat_ms = {DB_NOW} WHERE server_id = ? "
+                    f"AND state IN {LIVE} RETURNING heartbeat_ms",
+                    (self.server_id,),
+                ).fetchone()
+        except TakenForDeadError:
+            raise
+        except Exception:
+            self._last_beat_ms = None  # it could not reach the database: a gap starts
+            raise
+        if row is None:
+            raise self._taken_for_dead()
+        now = int(row[0])
+        # A failed beat, or beats far apart (this server frozen, or the database unreachable
+        # between two beats): the others' heartbeats are counted only from now.
+        if self._last_beat_ms is None or now - self._last_beat_ms > self.dead_after_ms // 2:
+            self._reachable_since_ms = now
+        self._last_beat_ms = now
 
     def set_state(self, state: str) -> None:
-        """draining (no new tables, its places leave the pool) or stopped (gone for good)."""
+        """draining (no new tables, its places leave the pool) or stopped (gone for good).
+        A server taken for dead keeps its state, 'gone', and changes nothing."""
         with self.store.transaction() as db:
-            db.execute("UPDATE arena_servers SET state = ? WHERE server_id = ?", (state, self.server_id))
-            if state == "stopped":
+            updated = db.execute(
+                f"UPDATE arena_servers SET state = ? WHERE server_id = ? AND state IN {LIVE}",
+                (state, self.server_id),
+            )
+            if updated.rowcount == 1 and state == "stopped":
                 db.execute(
                     "DELETE FROM lobby_places WHERE server_id = ? AND match_id IS NULL", (self.server_id,)
                 )
@@ -156,13 +203,18 @@ class Cluster:
     def reap(self) -> list[tuple[str, str]]:
         """Record as aborted the running matches of servers that are not alive; (match, reason)."""
         aborted: list[tuple[str, str]] = []
+        if self._reachable_since_ms is None:
+            return aborted  # its own last heartbeat failed: it knows nothing of the others
         with self.store.transaction() as db:
             if not db.execute("SELECT pg_try_advisory_xact_lock(?)", (REAP_LOCK,)).fetchone()[0]:
                 return aborted  # another server is at it
+            self.guard_live(db)
+            # Silence counts from the database's start, and from when this server last regained
+            # the database: an outage of either explains the others' silence.
             dead = db.execute(
-                f"UPDATE arena_servers SET state = 'gone' WHERE state IN {LIVE} "
-                f"AND heartbeat_ms < {DB_NOW} - ? RETURNING server_id",
-                (self.dead_after_ms,),
+                f"UPDATE arena_servers SET state = 'gone' WHERE state IN {LIVE} AND server_id <> ? "
+                f"AND GREATEST(heartbeat_ms, {DB_STARTED}, ?) < {DB_NOW} - ? RETURNING server_id",
+                (self.server_id, self._reachable_since_ms, self.dead_after_ms),
             ).fetchall()
             reasons = {
                 row[0]: f"its server {row[0]} stopped sending heartbeats (none for "
@@ -198,6 +250,7 @@ class Cluster:
     def claim_places(self, bot: str, stream: int, variants: Sequence[str], asked: int) -> int:
         """Places for a new lobby stream, as many of `asked` as the bot's limit leaves (0: none)."""
         with self.store.transaction() as db:
+            self.guard_live(db)
             # One join of a bot at a time; NO KEY: the rounds' inserts referencing the bot go on.
             db.execute("SELECT name FROM bots WHERE name = ? FOR NO KEY UPDATE", (bot,))
             held = int(db.execute("SELECT COUNT(*) FROM lobby_places WHERE bot = ?", (bot,)).fetchone()[0])
@@ -224,8 +277,17 @@ class Cluster:
 
     def release(self, match_id: str, seats: Sequence[int] | None = None, ended_ms: int = 0) -> None:
         """The match no longer holds these seats' places (None: all of them); `ended_ms`: it ended
-        then (kept even if its result is never recorded: its bots were free from then on)."""
+        then (kept even if its result is never recorded: its bots were free from then on).
+        Only a match this live server hosts and the store still has running: a match the others
+        aborted (this server taken for dead) keeps what they wrote."""
         with self.store.transaction() as db:
+            self.guard_live(db)
+            ours = db.execute(
+                "SELECT 1 FROM matches WHERE match_id = ? AND server_id = ? AND state = 'running' FOR UPDATE",
+                (match_id, self.server_id),
+            ).fetchone()
+            if ours is None:
+                return
             if ended_ms:
                 db.execute("UPDATE matches SET ended_ms = ? WHERE match_id = ?", (ended_ms, match_id))
             release_places(db, [match_id], seats)
@@ -244,6 +306,7 @@ class Cluster:
         with self.store.transaction() as db:
             if not db.execute("SELECT pg_try_advisory_xact_lock(?)", (ROUND_LOCK,)).fetchone()[0]:
                 return booked  # another server's round is on: this one would see the same pool
+            self.guard_live(db)
             rows = db.execute(
                 f"SELECT p.place_id, p.server_id, p.stream, p.bot, p.variants, p.waiting_since_ms, s.address "
                 f"FROM lobby_places p JOIN arena_servers s ON s.server_id = p.server_id "
@@ -336,6 +399,7 @@ class Cluster:
         """The matches run here now: hand the seat tokens of other servers' places to those servers."""
         servers: set[str] = set()
         with self.store.transaction() as db:
+            self.guard_live(db)
             for table in tables:
                 for place, token in zip(table.places, table.tokens, strict=True):
                     if place.server_id != self.server_id:

@@ -18,8 +18,9 @@ from ..referee.runner import MatchConfig
 from ..v1 import arena_pb2 as pb
 from .cluster import BookedTable, Cluster, TakenForDeadError
 from .records import now_ms
-from .results import Results
+from .results import RETRY_S, Results
 from .state import ArenaMatch, LobbyState
+from .store import is_outage
 
 log = structlog.get_logger()
 
@@ -59,7 +60,26 @@ class Hosting:
         for table in tables:
             self._host(table, started)
         # Only now that the matches exist here may the other servers' bots be sent to them.
-        await state.cdb(cluster.publish, tables)
+        try:
+            await state.cdb(cluster.publish, tables)
+        except TakenForDeadError:
+            raise
+        except Exception as exc:  # the database went away since the round: try until it is back
+            log.warning("cannot hand other servers their seats yet", error=str(exc))
+            state.nursery.start_soon(self._publish_later, tables)
+
+    async def _publish_later(self, tables: list[BookedTable]) -> None:
+        """Publish the tables once the store answers, while any of their matches still waits for bots."""
+        state = self.state
+        while any(table.match_id in state.matches for table in tables):
+            await trio.sleep(RETRY_S)
+            try:
+                await state.cdb(self.cluster.publish, tables)
+                return
+            except TakenForDeadError:
+                return  # the others aborted these matches
+            except Exception as exc:
+                log.debug("cannot hand other servers their seats yet", error=str(exc))
 
     def _host(self, table: BookedTable, started_ms: int) -> None:
         state, cluster = self.state, self.cluster
@@ -110,8 +130,8 @@ class Hosting:
             self._seats_waiting = trio.Event()
             try:
                 deliveries = await state.cdb(cluster.deliveries)
-            except Exception:
-                log.exception("cannot read the seats booked by other servers")
+            except Exception as exc:
+                log_failure("cannot read the seats booked by other servers", exc)
                 continue
             for d in deliveries:
                 stream = state.streams.get(d.stream)
@@ -141,8 +161,8 @@ class Hosting:
             stop = threading.Event()
             try:
                 await trio.to_thread.run_sync(self.cluster.listen, wake, stop, abandon_on_cancel=True)
-            except Exception:
-                log.exception("LISTEN for seats failed; polling until it is back")
+            except Exception as exc:
+                log_failure("LISTEN for seats failed; polling until it is back", exc)
             finally:
                 stop.set()
             await trio.sleep(1.0)
@@ -151,7 +171,9 @@ class Hosting:
         return self.state.drained
 
     async def _heartbeats(self) -> None:
-        """Say this server lives; record the matches of servers that stopped saying so as aborted."""
+        """Say this server lives; record the matches of servers that stopped saying so as aborted.
+        A server taken for dead stops: `TakenForDeadError` ends the lobby, and `arena serve`."""
+        outage = False
         while not self.state.drained:
             try:
                 await self.state.beat(self.cluster.heartbeat)
@@ -161,11 +183,25 @@ class Hosting:
                     return  # it said itself that it stopped (while this beat was on its way)
                 log.critical("taken for dead by the other servers; stopping")
                 raise
-            except Exception:
-                log.exception("heartbeat failed")
+            except Exception as exc:
+                if not (outage and is_outage(exc)):  # one line per outage, not one per beat
+                    log_failure("heartbeat failed", exc)
+                outage = is_outage(exc)
             else:
+                if outage:
+                    log.warning("the store answers again")
+                outage = False
                 for match_id, reason in aborted:
                     log.warning(
                         "match of a dead server recorded as aborted", match_id=match_id, reason=reason
                     )
             await trio.sleep(self.state.config.heartbeat_s)
+
+
+def log_failure(event: str, exc: Exception) -> None:
+    """A store that does not answer is an outage to wait out (a warning, without a traceback);
+    anything else is a fault of the server's, logged with its traceback."""
+    if is_outage(exc):
+        log.warning(event, error=str(exc).strip())
+    else:
+        log.error(event, exc_info=exc)

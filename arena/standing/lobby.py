@@ -25,14 +25,15 @@ import trio
 from ..live import Hub
 from ..referee.seat import CloseReason
 from ..v1 import arena_pb2 as pb
-from .cluster import Cluster
+from .cluster import Cluster, TakenForDeadError
 from .config import ArenaConfig
-from .hosting import Hosting
+from .hosting import Hosting, log_failure
 from .joining import DRAINING, Joins, Refusal
 from .matchmaking import pair_key
-from .results import Results
+from .pending import Journal
+from .results import RECORD_TIMEOUT_S, RETRY_S, Results
 from .state import LobbyLink, LobbyState, LobbyStream
-from .store import BotRecord, Pause, Store
+from .store import BotRecord, Pause, Store, is_outage
 from .tables import Tables
 
 __all__ = ["ArenaConfig", "Lobby"]
@@ -53,7 +54,7 @@ class Lobby:
     ) -> None:
         self.state = LobbyState(hub, store, config, nursery, cluster)
         self.joins = Joins(self.state)
-        self.results = Results(self.state)
+        self.results = Results(self.state, Journal(hub.replay_dir))
         self.tables = Tables(self.state, self.results)
         self.hosting = None if cluster is None else Hosting(self.state, self.results, cluster)
 
@@ -84,22 +85,33 @@ class Lobby:
             state.revoked = await state.db(state.store.revoked_bots)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._watch_revocations)
+                nursery.start_soon(self.results.keep_settling)
                 if self.hosting is not None:
                     self.hosting.start(nursery)
+                outage = False
                 while True:
                     try:
                         if self.hosting is None:
                             self.tables.form()
                         elif state.streams and not state.draining:
                             await self.hosting.round()
-                    except Exception:  # a bad table must not stop the arena, nor the server
-                        log.exception("forming tables failed")
+                        outage = False
+                    except TakenForDeadError:
+                        pass  # the heartbeat learns it too, and stops the server
+                    except Exception as exc:  # a bad table must not stop the arena, nor the server
+                        if not (outage and is_outage(exc)):
+                            log_failure("forming tables failed", exc)
+                        outage = is_outage(exc)
                     await trio.sleep(state.config.tick_s)
         finally:
             if state.cluster is not None:  # its matches left running are the others' to abort now
                 with trio.CancelScope(shield=True), trio.move_on_after(5):
                     try:
                         await trio.to_thread.run_sync(state.cluster.set_state, "stopped")
+                    except (
+                        Exception
+                    ) as exc:  # a server taken for dead keeps 'gone'; an outage: the others see
+                        log_failure("cannot say in the store that this server stopped", exc)
                     finally:
                         await trio.to_thread.run_sync(state.cluster.close)
 
@@ -116,6 +128,10 @@ class Lobby:
         log.info("draining", matches=len(state.matches))
         while state.matches:
             await trio.sleep(0.1)
+        # Results the store did not take yet: a while longer for it (the journal keeps them after).
+        with trio.move_on_after(RECORD_TIMEOUT_S):
+            while await self.results.pending():
+                await trio.sleep(0.1 if await self.results.settle_all() else RETRY_S)
         state.drained = True  # its heartbeats end here
         if state.cluster is not None:
             await state.beat(state.cluster.set_state, "stopped")
@@ -177,22 +193,23 @@ class Lobby:
     async def _watch_revocations(self) -> None:
         """`arena bots revoke` writes only to the store; the server notices within a poll."""
         state = self.state
+        failed = False  # the last poll failed: an outage is logged once
         while True:
             await trio.sleep(state.config.revocation_poll_s)
             try:
                 revoked: set[str] = await state.db(state.store.revoked_bots)
-            except Exception:
-                log.exception("cannot read revocations from the store")
+                # another server's result may have paused a bot that waits here
+                paused: list[Pause] = (
+                    [] if state.cluster is None else await state.cdb(state.cluster.paused_bots)
+                )
+            except Exception as exc:
+                if not (failed and is_outage(exc)):
+                    log_failure("cannot read revocations and pauses from the store", exc)
+                failed = True
                 continue
+            failed = False
             for name in sorted(revoked - state.revoked):
                 self.revoke(name)
-            if state.cluster is None:
-                continue
-            try:  # another server's result may have paused a bot that waits here
-                paused: list[Pause] = await state.cdb(state.cluster.paused_bots)
-            except Exception:
-                log.exception("cannot read pauses from the store")
-                continue
             here = state.connected_bots()
             for pause in paused:
                 if pause.bot in here:

@@ -1,39 +1,58 @@
 """Recording the arena's matches: a result, the ratings it changes, the bots it pauses.
 
-When a match ends its replay is summarised on a worker thread, the ratings are updated with the
-OpenSkill code the ladder uses too (`arena.ratings`), and everything is written to the store in
-one transaction (`Store.finish_match`). A result the bots were told of is stored even while the
-server stops; a match that did not finish is recorded as aborted, never rated.
+When a match ends, what the store must learn (its result, or that it was aborted) is first
+written to the pending-results journal beside the replays (`pending`), then its replay is
+summarised on a worker thread, the ratings are updated with the OpenSkill code the ladder uses
+too (`arena.ratings`), and everything is written to the store in one transaction
+(`Store.finish_match`); the journal's record goes once the store has it. A store that does not
+answer (a database restart, an outage) leaves the record on disk, and it is recorded as soon as
+the store answers (`keep_settling`), or by the next server started on the same replay directory.
+A match is recorded once: the store takes a result only for a match it still has running. A
+match that did not finish is recorded as aborted, never rated, also when the server stops.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+import structlog
 import trio
 
 from ..ratings import Ratings
 from ..referee.runner import MatchState
 from ..replay.summary import read_results
-from .cluster import Cluster, release_places
+from .cluster import Cluster, TakenForDeadError, release_places
+from .pending import Journal, PendingRecord
 from .state import ArenaMatch, LobbyState
 from .store import MatchResult, NotRunningError, Pause, SeatResult, now_ms
+
+log = structlog.get_logger()
 
 Rate = Callable[[dict[str, tuple[float, float]]], dict[str, tuple[float, float]]]
 """A match's rating update: the seats' stored (mu, sigma) to their new ones."""
 
 RECORD_TIMEOUT_S = 30.0
-"""How long a stopping server waits to store a result its bots were already told of."""
+"""How long a stopping server waits to store a result its bots were already told of (it stays in
+the journal after that)."""
+STOP_WAIT_S = 5.0
+"""How long a stopping server waits for a cut-off match's runner to end, to record it aborted."""
+RETRY_S = 1.0
+"""How often the journal's records are offered to a store that did not answer."""
 
 
 class Results:
     """Follows each match the lobby seated until it is recorded (trio thread)."""
 
-    def __init__(self, state: LobbyState) -> None:
+    def __init__(self, state: LobbyState, journal: Journal) -> None:
         self.state = state
+        self.journal = journal
+        self._settling: set[str] = set()  # match ids being written to the store right now
+        self._waiting: set[str] = set()  # match ids whose first try failed (logged once)
 
     async def follow(self, arena_match: ArenaMatch, seated_ms: int) -> None:
-        """Record the match when it ends; a stop before that leaves it 'running' → aborted on restart."""
+        """Record the match when it ends (single server)."""
         state = self.state
         runner = arena_match.runner
         c = runner.config
@@ -47,36 +66,30 @@ class Results:
                 arena_match.bots,
                 seated_ms,
             )
+        except Exception:
+            runner.log.exception("arena match not stored as running; its result will not be rated")
+        try:
             await runner.done.wait()
-            ended = now_ms()
             # A bot without a fault in this match may be seated again while the result is stored;
             # one with a fault waits: this result may pause it.
             self._release(arena_match, [not seat.faults for seat in runner.seats])
-            # A result the bots were told of is stored even when the server is stopping.
-            with trio.CancelScope(shield=True), trio.move_on_after(RECORD_TIMEOUT_S):
-                await self._record(arena_match, ended)
-        except Exception:
-            runner.log.exception("arena match not recorded")
-        finally:
-            self._release(arena_match, [True] * len(arena_match.streams))
-            state.matches.pop(runner.match_id, None)
+        finally:  # also when the server stops: a cut-off match is recorded aborted
+            with trio.CancelScope(shield=True):
+                await self._conclude(arena_match, None)
+                self._release(arena_match, [True] * len(arena_match.streams))
+                state.matches.pop(runner.match_id, None)
 
     async def follow_hosted(self, cluster: Cluster, arena_match: ArenaMatch, started_ms: int) -> None:
         """As `follow`, for a match booked in the store by this server's round."""
         runner = arena_match.runner
         try:
             await runner.done.wait()
-            ended = now_ms()  # before its places are freed: the next match of a bot starts later
-            clean = [seat.index for seat in runner.seats if not seat.faults]
-            await self.state.cdb(cluster.release, runner.match_id, clean, ended)
-            with trio.CancelScope(shield=True), trio.move_on_after(RECORD_TIMEOUT_S):
-                await self._record(arena_match, ended)
-        except Exception:
-            runner.log.exception("arena match not recorded")
         finally:
-            for stream in arena_match.streams:
-                stream.running.discard(runner.match_id)
-            self.state.matches.pop(runner.match_id, None)
+            with trio.CancelScope(shield=True):
+                await self._conclude(arena_match, cluster)
+                for stream in arena_match.streams:
+                    stream.running.discard(runner.match_id)
+                self.state.matches.pop(runner.match_id, None)
 
     def _release(self, arena_match: ArenaMatch, which: list[bool]) -> None:
         """Free the seats `which` selects (by seat), each once."""
@@ -86,48 +99,143 @@ class Results:
                 stream.running.discard(match_id)
                 self.state.running_by_bot[stream.bot] -= 1
 
-    async def _record(self, arena_match: ArenaMatch, ended_ms: int) -> None:
-        state = self.state
+    async def _conclude(self, arena_match: ArenaMatch, cluster: Cluster | None) -> None:
+        """The match ended (or the server stops): journal what the store must learn, free the
+        places of the seats without a fault, and record it (shielded by the caller)."""
         runner = arena_match.runner
-        variant = runner.config.variant.name
-        if runner.state is not MatchState.FINISHED or runner.replay_path is None:
-            await state.db(self._abort, runner.match_id, "the match did not finish (its server stopped)")
-            return
-        result, rate = await trio.to_thread.run_sync(summarise, arena_match)  # no store call
-        result.ended_ms = ended_ms
+        with trio.move_on_after(STOP_WAIT_S):  # a cut-off runner ends as the server stops
+            await runner.done.wait()
+        ended = now_ms()  # before its places are freed: the next match of a bot starts later
+        record = pending_record(arena_match, ended)
         try:
-            pauses: list[Pause] = await state.db(
-                state.store.finish_match,
-                result,
-                state.config.pause_after,
-                int(state.config.pause_s * 1000),
-                None if state.cluster is None else lambda db: release_places(db, [runner.match_id]),
-                rate,
-            )
-        except NotRunningError:
-            runner.log.warning("not rated: another server recorded the match as aborted")
-            return
-        for bot, (mu, _sigma) in result.ratings.items():
-            state.mu[(variant, bot)] = mu
-        for pause in pauses:
-            state.pause(pause)
+            await trio.to_thread.run_sync(self.journal.save, record)
+        except (OSError, ValueError) as exc:
+            runner.log.error("cannot keep the result on disk until it is recorded", error=str(exc))
+        if cluster is not None:
+            clean = [seat.index for seat in runner.seats if not seat.faults]
+            try:
+                await self.state.cdb(cluster.release, runner.match_id, clean, ended)
+            except TakenForDeadError:
+                pass  # the others aborted the match and freed its places; settling says so
+            except Exception as exc:  # the result's transaction frees every place anyway
+                runner.log.warning("cannot free the match's places yet", error=str(exc))
+        with trio.move_on_after(RECORD_TIMEOUT_S):
+            await self.settle(record)
 
-    def _abort(self, match_id: str, reason: str) -> None:
-        """Record the match as aborted (worker thread)."""
-        self.state.store.abort_match(match_id, reason)
-        if self.state.cluster is not None:
-            self.state.cluster.release(match_id)
+    async def settle(self, record: PendingRecord) -> bool:
+        """Give the store one pending record; True once it is settled (recorded, or refused for
+        good) and gone from the journal, False if the store did not answer (it stays on disk)."""
+        if record.match_id in self._settling:
+            return False
+        self._settling.add(record.match_id)
+        bound = log.bind(match_id=record.match_id)
+        try:
+            try:
+                await self._store(record)
+            except NotRunningError:
+                found = await self.state.db(self.state.store.match_state, record.match_id)
+                if found == "finished":
+                    bound.info("result already recorded")  # an earlier try's commit went through
+                else:
+                    bound.warning("not recorded: the store has the match as " + (found or "unknown"))
+            except TakenForDeadError:
+                bound.warning("not recorded: this server was taken for dead and its matches aborted")
+            except Exception as exc:
+                if record.match_id not in self._waiting:
+                    self._waiting.add(record.match_id)
+                    bound.warning("result kept on disk until the store answers", error=str(exc))
+                return False
+            if record.match_id in self._waiting:
+                self._waiting.discard(record.match_id)
+                bound.info("pending result recorded")
+            await trio.to_thread.run_sync(self.journal.remove, record.match_id)
+            return True
+        finally:
+            self._settling.discard(record.match_id)
+
+    async def _store(self, record: PendingRecord) -> None:
+        state = self.state
+        cluster = state.cluster
+        guard = None if cluster is None else cluster.guard_live
+        also = None if cluster is None else _freeing(record.match_id)
+        if record.kind == "result":
+            try:
+                result, rate = await trio.to_thread.run_sync(summarise, record, self.journal.replay_dir)
+            except (OSError, ValueError, KeyError, IndexError) as exc:
+                log.error(
+                    "the replay of a finished match cannot be read", match_id=record.match_id, error=str(exc)
+                )
+                record.kind, record.reason = "abort", f"its replay cannot be read: {exc}"
+            else:
+                pauses: list[Pause] = await state.db(
+                    state.store.finish_match,
+                    result,
+                    state.config.pause_after,
+                    int(state.config.pause_s * 1000),
+                    also,
+                    rate,
+                    guard,
+                )
+                for bot, (mu, _sigma) in result.ratings.items():
+                    state.mu[(record.variant, bot)] = mu
+                for pause in pauses:
+                    state.pause(pause)
+                return
+        if not await state.db(state.store.abort_match, record.match_id, record.reason, guard, also):
+            raise NotRunningError(f"match {record.match_id} is not running in the store")
+
+    async def settle_all(self) -> bool:
+        """Offer every record of the journal to the store, oldest first; False at the first the
+        store does not take."""
+        for record in await trio.to_thread.run_sync(self.journal.load):
+            if not await self.settle(record):
+                return False
+        return True
+
+    async def keep_settling(self) -> None:
+        """Until cancelled: the journal's records, whenever the store answers again."""
+        while True:
+            await trio.sleep(RETRY_S)
+            try:
+                await self.settle_all()
+            except Exception:  # never stop retrying: the next pass may do
+                log.exception("cannot read the pending results")
+
+    async def pending(self) -> int:
+        """How many records wait in the journal."""
+        return len(await trio.to_thread.run_sync(self.journal.load))
 
 
-def summarise(arena_match: ArenaMatch) -> tuple[MatchResult, Rate]:
-    """The match's result from its replay, and how it changes the seats' ratings (worker thread)."""
+def _freeing(match_id: str) -> Callable[[Any], None]:
+    return lambda db: release_places(db, [match_id])
+
+
+def pending_record(arena_match: ArenaMatch, ended_ms: int) -> PendingRecord:
+    """What the store must learn of a match that ended (or was cut off)."""
     runner = arena_match.runner
-    assert runner.replay_path is not None
-    variant = runner.config.variant.name
-    bots = arena_match.bots
-    results = read_results(runner.replay_path, len(bots))
+    record = PendingRecord(
+        match_id=runner.match_id,
+        kind="abort",
+        variant=runner.config.variant.name,
+        bots=list(arena_match.bots),
+        ended_ms=ended_ms,
+        reason="the match did not finish (its server stopped)",
+    )
+    if runner.state is MatchState.FINISHED and runner.replay_path is not None:
+        record.kind, record.reason = "result", ""
+        record.replay = runner.replay_path.name
+        record.termination = str(runner.termination)
+        record.forfeited = runner.forfeited
+        record.scores = list(runner.match.scores)
+    return record
+
+
+def summarise(record: PendingRecord, replay_dir: Path) -> tuple[MatchResult, Rate]:
+    """The match's result from its replay, and how it changes the seats' ratings (worker thread)."""
+    bots = record.bots
+    results = read_results(replay_dir / record.replay, len(bots))
     deals, faults, decisions, hellos = results.deals, results.faults, results.decisions, results.hellos
-    forfeited = runner.forfeited
+    forfeited = record.forfeited
 
     def rate(stored: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
         ratings = Ratings(bots, stored)
@@ -140,7 +248,7 @@ def summarise(arena_match: ArenaMatch) -> tuple[MatchResult, Rate]:
         seats.append(
             SeatResult(
                 bot=bot,
-                score=runner.match.scores[seat],
+                score=record.scores[seat],
                 deals=sum(1 for d in deals if d.active[seat]),
                 decisions=decisions[seat],
                 faults=len(mine),
@@ -149,11 +257,12 @@ def summarise(arena_match: ArenaMatch) -> tuple[MatchResult, Rate]:
             )
         )
     result = MatchResult(
-        match_id=runner.match_id,
-        variant=variant,
-        termination=runner.termination,
-        replay=runner.replay_path.name,
+        match_id=record.match_id,
+        variant=record.variant,
+        termination=record.termination,
+        replay=record.replay,
         seats=seats,
         ratings={},
+        ended_ms=record.ended_ms,
     )
     return result, rate

@@ -12,6 +12,8 @@ migrates it, in the same transaction as the rest of the opening (`MIGRATIONS`, `
 
 from __future__ import annotations
 
+from typing import Any
+
 SCHEMA_VERSION = 3
 
 SCHEMA = [
@@ -118,3 +120,31 @@ MATCH_COLUMNS_3 = {
 
 # After the migrations: indexes on columns an older schema lacks.
 INDEXES = ["CREATE INDEX IF NOT EXISTS matches_by_record_seq ON matches (record_seq)"]
+
+
+# The pairs' meetings, read from the stored matches (a store transaction's session as `db`).
+
+
+def pair_counts(db: Any) -> dict[tuple[str, str, str], int]:
+    """How often each pair of bots has met in the stored matches, by (variant, bot, bot) with the
+    names sorted."""
+    rows = db.execute(
+        "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
+        "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
+        "JOIN matches m ON m.match_id = a.match_id GROUP BY m.variant, a.bot, b.bot"
+    ).fetchall()
+    counts: dict[tuple[str, str, str], int] = {}
+    for variant, one, other, count in rows:  # sorted here: the databases' collations differ
+        low, high = sorted((one, other))
+        counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
+    return counts
+
+
+def fill_pair_meetings(db: Any) -> None:
+    """`pair_meetings` from the matches already stored (migration to schema 3)."""
+    db.execute("DELETE FROM pair_meetings")
+    for (variant, one, other), count in pair_counts(db).items():
+        db.execute(
+            "INSERT INTO pair_meetings (variant, one, other, meetings) VALUES (?, ?, ?, ?)",
+            (variant, one, other, count),
+        )

@@ -20,15 +20,16 @@ from ..server.auth import bearer_token
 from ..server.bridge import Bridge, Close
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
-from .cluster import Cluster
+from .cluster import Cluster, TakenForDeadError
 from .config import ArenaConfig
 from .joining import Refusal
 from .lobby import Lobby
 from .state import CloseWithRetry, LobbyLink
-from .store import BotRecord, Standing, Store, StoreError, UnknownBotError
+from .store import BotRecord, Standing, Store, StoreError, UnknownBotError, is_outage
 
 log = structlog.get_logger()
 
+STORE_DOWN = "this server cannot reach the arena's store just now: try again, or another server"
 RETRY_AFTER = "retry-after-ms"
 """Trailing metadata of a refusal that may be tried again: milliseconds to wait, as text."""
 
@@ -47,6 +48,7 @@ class StandingArena:
         self.config = config or ArenaConfig()
         self.lobby: Lobby | None = None
         self.cluster: Cluster | None = None
+        store.claim_for_server()  # SQLite: one server per store (StoreInUseError names the other)
         if store.postgres:
             self.cluster = Cluster(
                 store,
@@ -56,18 +58,24 @@ class StandingArena:
             )
 
     async def start(self, hub: Hub, nursery: trio.Nursery) -> None:
+        if self.cluster is not None:
+            await trio.to_thread.run_sync(self.cluster.register)
+            log.info(
+                "joined the arena's servers", server_id=self.cluster.server_id, address=self.cluster.address
+            )
+        self.lobby = Lobby(hub, self.store, self.config, nursery, self.cluster)
+        # Results an earlier run kept on disk (the store did not answer) first: a match whose
+        # replay is complete is recorded as finished, not aborted as cut off.
+        pending = await self.lobby.results.pending()
+        if pending and await self.lobby.results.settle_all():
+            log.info("results kept on disk by an earlier run recorded", matches=pending)
         if self.cluster is None:
             aborted = await trio.to_thread.run_sync(self.store.abort_unfinished)
             if aborted:
                 log.warning("matches cut off by the last stop recorded as aborted", matches=aborted)
         else:
-            await trio.to_thread.run_sync(self.cluster.register)
-            log.info(
-                "joined the arena's servers", server_id=self.cluster.server_id, address=self.cluster.address
-            )
             for match_id, reason in await trio.to_thread.run_sync(self.cluster.reap):
                 log.warning("match of a stopped server recorded as aborted", match_id=match_id, reason=reason)
-        self.lobby = Lobby(hub, self.store, self.config, nursery, self.cluster)
         nursery.start_soon(self.lobby.run)
 
     async def drain(self) -> None:
@@ -117,9 +125,14 @@ class LobbyServicer(pb_grpc.LobbyServiceServicer):
             if cluster is not None:  # the bot's places are counted over every server, in the store
                 refusal, asked = await self.bridge.call_in_trio(self.lobby.check_join, bot, request)
                 if refusal is None:
-                    granted = await loop.run_in_executor(
-                        None, cluster.claim_places, bot.name, link.id, asked, request.max_matches or 1
-                    )
+                    try:
+                        granted = await loop.run_in_executor(
+                            None, cluster.claim_places, bot.name, link.id, asked, request.max_matches or 1
+                        )
+                    except Exception as exc:  # an outage, or this server taken for dead
+                        if not (is_outage(exc) or isinstance(exc, TakenForDeadError)):
+                            raise
+                        await refuse(context, Refusal(grpc.StatusCode.UNAVAILABLE, STORE_DOWN, 2_000))
                     if granted < 1:
                         limit = self.lobby.config.max_matches_per_bot
                         refusal = Refusal(

@@ -25,7 +25,7 @@ from ..server.bridge import BotLink, Close
 from ..v1 import arena_pb2 as pb
 from .cluster import Cluster
 from .config import ArenaConfig
-from .store import Pause, Store, now_ms
+from .store import Pause, Store, is_outage, now_ms
 
 log = structlog.get_logger()
 
@@ -109,10 +109,18 @@ class LobbyState:
         self.nursery.start_soon(self._leave_places, cluster, stream)
 
     async def _leave_places(self, cluster: Cluster, stream: int) -> None:
-        try:
-            await self.cdb(cluster.leave, stream)
-        except Exception:
-            log.exception("cannot give up a left stream's lobby places")
+        """Until the store has it: a place left behind would be booked for a bot that is gone."""
+        delay = 0.5
+        while True:
+            try:
+                await self.cdb(cluster.leave, stream)
+                return
+            except Exception as exc:
+                if not is_outage(exc):
+                    log.error("cannot give up a left stream's lobby places", exc_info=exc)
+                    return
+            await trio.sleep(delay)
+            delay = min(2 * delay, 5.0)
 
     def pause(self, pause: Pause) -> None:
         """Tell the bot's lobby streams why, and close them; its running matches play on."""

@@ -10,13 +10,17 @@ Tokens are stored only as SHA-256 hashes: they are 256-bit random secrets, so a 
 hash is enough (there is nothing to brute-force), and a lookup is one indexed query.
 
 The store is used from worker threads (never from the trio or grpc-io thread); one
-lock serialises its connection, which is plenty at matches-per-minute rates.
+lock serialises its connection, which is plenty at matches-per-minute rates. A PostgreSQL
+connection that the database dropped (a restart, an idle limit) is replaced when a transaction
+begins on it, so the first transaction after a restart does not fail. A SQLite store is one
+server's: `claim_for_server` holds a lock while a server runs on it (`owner`).
 
 The tables and their migrations are in `schema`; the values read and written in `records`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import secrets
@@ -27,8 +31,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .owner import OwnerLock, StoreLockError
 from .records import BotRecord, MatchResult, Pause, RecentMatch, SeatResult, Standing, now_ms
-from .schema import INDEXES, MATCH_COLUMNS_3, MIGRATIONS, SCHEMA, SCHEMA_VERSION
+from .schema import (
+    INDEXES,
+    MATCH_COLUMNS_3,
+    MIGRATIONS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    fill_pair_meetings,
+    pair_counts,
+)
+from .standings import read_standings
 
 # The records are the store's vocabulary: its callers may import them from here.
 __all__ = [
@@ -62,6 +76,25 @@ class NotRunningError(StoreError):
     """A result for a match the store no longer has running (another server recorded it aborted)."""
 
 
+class StoreInUseError(StoreError):
+    """Another server holds this SQLite store."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database does not answer (down, restarting, unreachable): try again later."""
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether `exc` says the database did not answer, rather than that a statement was wrong."""
+    if isinstance(exc, StoreUnavailableError | sqlite3.OperationalError):
+        return True
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(exc, psycopg.OperationalError)
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -74,6 +107,7 @@ class Store:
         self.postgres = url.startswith(("postgresql://", "postgres://"))
         self._lock = threading.Lock()
         self._idle_limit_ms = 0  # PostgreSQL: see `limit_idle_transactions`; 0 is none
+        self._owner = OwnerLock(self.path)  # SQLite: see `claim_for_server`
         self._conn: Any = self._connect(url)
         with self.transaction() as db:
             if self.postgres:  # servers opening one new store at once create its tables once
@@ -94,7 +128,7 @@ class Store:
                     for column, kind in MATCH_COLUMNS_3.items():
                         if column not in have:
                             db.execute(f"ALTER TABLE matches ADD COLUMN {column} {kind}")
-                    _fill_pair_meetings(db)
+                    fill_pair_meetings(db)
                 db.execute("UPDATE arena_schema SET version = ?", (SCHEMA_VERSION,))
             for statement in INDEXES:
                 db.execute(statement)
@@ -113,10 +147,10 @@ class Store:
             except ImportError:
                 raise StoreError("a PostgreSQL store needs psycopg: pip install 'arena[postgres]'") from None
             try:
-                return psycopg.connect(url, autocommit=True)
+                return psycopg.connect(url, autocommit=True, connect_timeout=10)
             except psycopg.Error as exc:
-                raise StoreError(f"cannot connect to {self.describe()}: {exc}") from None
-        path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else Path(url)
+                raise StoreUnavailableError(f"cannot connect to {self.describe()}: {exc}") from None
+        path = self.path
         try:
             conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA busy_timeout = 10000")
@@ -150,23 +184,69 @@ class Store:
         """The store's URL without a password."""
         return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", self.url)
 
+    @property
+    def path(self) -> Path:
+        """A SQLite store's file."""
+        return Path(self.url.removeprefix("sqlite:///"))
+
+    def claim_for_server(self) -> None:
+        """Hold this SQLite store for one server until `close` (or the process's end); a second
+        server is refused with `StoreInUseError`, naming the store and the process that holds it
+        (`owner`). Commands that only read or edit bots open the store without this claim and
+        work beside the server. A PostgreSQL store is shared by design (`cluster`)."""
+        if self.postgres:
+            return
+        try:
+            self._owner.acquire(
+                f"{self.path}: this store is in use by another arena server; a SQLite store is one "
+                "server's: stop that server, or share a postgresql:// store"
+            )
+        except StoreLockError as exc:
+            raise StoreInUseError(str(exc)) from None
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            self._owner.release()
+
+    def _reconnect(self) -> None:
+        with contextlib.suppress(Exception):
+            self._conn.close()  # already dropped by the database; this frees the client's side
+        self._conn = self._connect(self.url)
+        self._limit_idle(self._conn)
+
+    def _begin(self) -> None:
+        """BEGIN on a live connection. PostgreSQL: a connection the database dropped (ended by the
+        idle limit, or by a restart that psycopg notices only when the connection is used) is
+        replaced first; BEGIN is the first statement, so trying it again on a new connection
+        cannot repeat any work."""
+        if not self.postgres:
+            self._conn.execute("BEGIN")
+            return
+        import psycopg
+
+        if self._conn.broken or self._conn.closed:
+            self._reconnect()
+        try:
+            self._conn.execute("BEGIN")
+        except psycopg.OperationalError:
+            if not (self._conn.broken or self._conn.closed):
+                raise
+            self._reconnect()
+            self._conn.execute("BEGIN")
 
     @contextmanager
     def transaction(self) -> Iterator[_Session]:
         """Everything inside commits together or not at all."""
         with self._lock:
-            if self.postgres and self._conn.broken:  # ended by the server (`limit_idle_transactions`)
-                self._conn = self._connect(self.url)
-                self._limit_idle(self._conn)
-            self._conn.execute("BEGIN")
+            self._begin()
             session = _Session(self._conn, self.postgres)
             try:
                 yield session
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if not (self.postgres and (self._conn.broken or self._conn.closed)):
+                    with contextlib.suppress(Exception):  # the error that got here is the one to see
+                        self._conn.execute("ROLLBACK")
                 raise
             else:
                 self._conn.execute("COMMIT")
@@ -254,13 +334,27 @@ class Store:
                     "INSERT INTO match_seats (match_id, seat, bot) VALUES (?, ?, ?)", (match_id, seat, bot)
                 )
 
-    def abort_match(self, match_id: str, reason: str = "") -> None:
+    def abort_match(
+        self,
+        match_id: str,
+        reason: str = "",
+        guard: Callable[[_Session], None] | None = None,
+        also: Callable[[_Session], None] | None = None,
+    ) -> bool:
+        """Record a running match as aborted (never rated); False if it was not running.
+        `guard(db)` runs first and may raise to write nothing; `also(db)` runs after the update, in
+        the same transaction (the cluster frees the match's lobby places)."""
         with self.transaction() as db:
-            db.execute(
+            if guard is not None:
+                guard(db)
+            updated = db.execute(
                 "UPDATE matches SET state = 'aborted', termination = 'aborted', finished_ms = ?, "
                 "abort_reason = ? WHERE match_id = ? AND state = 'running'",
                 (now_ms(), reason, match_id),
             )
+            if also is not None:
+                also(db)
+        return bool(updated.rowcount == 1)
 
     def ratings(self, variant: str, bots: Sequence[str]) -> dict[str, tuple[float, float]]:
         """Stored (mu, sigma) of those bots that have a rating in `variant`."""
@@ -278,7 +372,7 @@ class Store:
     def pair_counts(self) -> dict[tuple[str, str, str], int]:
         """How often each pair of bots has met, by (variant, bot, bot) with the names sorted."""
         with self.transaction() as db:
-            return _pair_counts(db)
+            return pair_counts(db)
 
     def finish_match(
         self,
@@ -287,13 +381,16 @@ class Store:
         pause_ms: int,
         also: Callable[[_Session], None] | None = None,
         rate: Callable[[dict[str, tuple[float, float]]], dict[str, tuple[float, float]]] | None = None,
+        guard: Callable[[_Session], None] | None = None,
     ) -> list[Pause]:
         """Record a finished match, its ratings and the bots' fault streaks, atomically.
 
         Returns the bots this match pauses: those with a fault in `pause_after` matches in a row.
         Raises `NotRunningError`, recording nothing, when the match is not running in the store
         (another server found its host dead and recorded it aborted): it is never rated then.
-        `also(db)` runs in the same transaction (the cluster frees the match's lobby places).
+        `also(db)` runs in the same transaction (the cluster frees the match's lobby places);
+        `guard(db)` runs first and may raise to record nothing (a server of a cluster that was
+        taken for dead writes nothing).
 
         `rate(stored)` gives the seats' new ratings from their stored (mu, sigma) (a bot without
         one is missing); it is called inside the transaction, with the bots' rows locked on
@@ -303,6 +400,8 @@ class Store:
         pauses: list[Pause] = []
         rated = result.termination in ("completed", "forfeit")
         with self.transaction() as db:
+            if guard is not None:
+                guard(db)
             self._close_match(db, result, rated)
             if rated and rate is not None:
                 result.ratings = rate(self._locked_ratings(db, result))
@@ -406,6 +505,12 @@ class Store:
         )
         return Pause(outcome.bot, reason, until_ms)
 
+    def match_state(self, match_id: str) -> str | None:
+        """'running', 'finished' or 'aborted'; None for a match the store does not have."""
+        with self.transaction() as db:
+            row = db.execute("SELECT state FROM matches WHERE match_id = ?", (match_id,)).fetchone()
+        return None if row is None else str(row[0])
+
     def match_states(self) -> dict[str, str]:
         with self.transaction() as db:
             rows = db.execute("SELECT match_id, state FROM matches").fetchall()
@@ -416,100 +521,7 @@ class Store:
     def standings(self, variant: str = "", recent: int = 5) -> list[Standing]:
         """Every rated bot, by variant, best conservative rating first."""
         with self.transaction() as db:
-            query = (
-                "SELECT r.bot, r.variant, r.mu, r.sigma, r.matches, r.deals, r.score, r.decisions, r.faults, "
-                "b.revoked_ms, b.paused_until_ms FROM ratings r JOIN bots b ON b.name = r.bot"
-            )
-            rows = (
-                db.execute(query + " WHERE r.variant = ?", (variant,)) if variant else db.execute(query)
-            ).fetchall()
-            at = now_ms()
-            table = [
-                Standing(
-                    bot=row[0],
-                    variant=row[1],
-                    mu=float(row[2]),
-                    sigma=float(row[3]),
-                    matches=int(row[4]),
-                    deals=int(row[5]),
-                    score=int(row[6]),
-                    decisions=int(row[7]),
-                    faults=int(row[8]),
-                    state="revoked" if row[9] is not None else ("paused" if row[10] > at else "active"),
-                )
-                for row in rows
-            ]
-            for standing in table:
-                standing.recent = self._recent(db, standing.bot, standing.variant, recent)
-                standing.hello_name, standing.hello_version = self._hello(db, standing.bot)
-        table.sort(key=lambda s: (s.variant, -s.rating, s.bot))
-        return table
-
-    @staticmethod
-    def _hello(db: _Session, bot: str) -> tuple[str | None, str | None]:
-        """The name and version of the bot's latest recorded Hello, in any variant."""
-        row = db.execute(
-            "SELECT s.hello_name, s.hello_version FROM match_seats s "
-            "JOIN matches m ON m.match_id = s.match_id "
-            "WHERE s.bot = ? AND s.hello_name IS NOT NULL AND m.state <> 'running' "
-            "ORDER BY m.finished_ms DESC, m.match_id DESC LIMIT 1",
-            (bot,),
-        ).fetchone()
-        return (row[0], row[1]) if row is not None else (None, None)
-
-    @staticmethod
-    def _recent(db: _Session, bot: str, variant: str, limit: int) -> list[RecentMatch]:
-        if limit <= 0:
-            return []
-        rows = db.execute(
-            "SELECT m.match_id, m.finished_ms, s.seat, m.termination, m.replay FROM match_seats s "
-            "JOIN matches m ON m.match_id = s.match_id "
-            "WHERE s.bot = ? AND m.variant = ? AND m.state <> 'running' "
-            "ORDER BY m.finished_ms DESC, m.match_id DESC LIMIT ?",
-            (bot, variant, limit),
-        ).fetchall()
-        recent = []
-        for match_id, finished_ms, seat, termination, replay in rows:
-            seats = db.execute(
-                "SELECT bot, score FROM match_seats WHERE match_id = ? ORDER BY seat", (match_id,)
-            ).fetchall()
-            recent.append(
-                RecentMatch(
-                    match_id=match_id,
-                    finished_ms=int(finished_ms or 0),
-                    seat=int(seat),
-                    seats=[s[0] for s in seats],
-                    scores=[int(s[1]) for s in seats],
-                    termination=termination,
-                    replay=replay,
-                )
-            )
-        return recent
-
-
-def _pair_counts(db: _Session) -> dict[tuple[str, str, str], int]:
-    """How often each pair of bots has met in the stored matches, by (variant, bot, bot) with the
-    names sorted."""
-    rows = db.execute(
-        "SELECT m.variant, a.bot, b.bot, COUNT(*) FROM match_seats a "
-        "JOIN match_seats b ON a.match_id = b.match_id AND a.seat < b.seat "
-        "JOIN matches m ON m.match_id = a.match_id GROUP BY m.variant, a.bot, b.bot"
-    ).fetchall()
-    counts: dict[tuple[str, str, str], int] = {}
-    for variant, one, other, count in rows:  # sorted here: the databases' collations differ
-        low, high = sorted((one, other))
-        counts[(variant, low, high)] = counts.get((variant, low, high), 0) + int(count)
-    return counts
-
-
-def _fill_pair_meetings(db: _Session) -> None:
-    """`pair_meetings` from the matches already stored (migration to schema 3)."""
-    db.execute("DELETE FROM pair_meetings")
-    for (variant, one, other), count in _pair_counts(db).items():
-        db.execute(
-            "INSERT INTO pair_meetings (variant, one, other, meetings) VALUES (?, ?, ?, ?)",
-            (variant, one, other, count),
-        )
+            return read_standings(db, variant, recent)
 
 
 _BOT_COLUMNS = "name, variants, registered_ms, revoked_ms, paused_until_ms, pause_reason"

@@ -269,6 +269,7 @@ def test_a_bot_on_several_streams_never_exceeds_its_match_limit() -> None:
     class Hub:
         def __init__(self) -> None:
             self.started: list[tuple[str, ...]] = []
+            self.replay_dir = Path("replays")  # never written: no match ends here
 
         def create_match(self, config: Any) -> Any:
             self.started.append(config.seat_names)

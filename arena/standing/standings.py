@@ -1,0 +1,83 @@
+"""The standings table as the store keeps it: ratings, totals, recent matches, latest Hello.
+
+Read inside one store transaction (`Store.standings`), in the SQL both databases understand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .records import RecentMatch, Standing, now_ms
+
+
+def read_standings(db: Any, variant: str = "", recent: int = 5) -> list[Standing]:
+    """Every rated bot, by variant, best conservative rating first (`db`: a store transaction)."""
+    query = (
+        "SELECT r.bot, r.variant, r.mu, r.sigma, r.matches, r.deals, r.score, r.decisions, r.faults, "
+        "b.revoked_ms, b.paused_until_ms FROM ratings r JOIN bots b ON b.name = r.bot"
+    )
+    rows = (
+        db.execute(query + " WHERE r.variant = ?", (variant,)) if variant else db.execute(query)
+    ).fetchall()
+    at = now_ms()
+    table = [
+        Standing(
+            bot=row[0],
+            variant=row[1],
+            mu=float(row[2]),
+            sigma=float(row[3]),
+            matches=int(row[4]),
+            deals=int(row[5]),
+            score=int(row[6]),
+            decisions=int(row[7]),
+            faults=int(row[8]),
+            state="revoked" if row[9] is not None else ("paused" if row[10] > at else "active"),
+        )
+        for row in rows
+    ]
+    for standing in table:
+        standing.recent = _recent(db, standing.bot, standing.variant, recent)
+        standing.hello_name, standing.hello_version = _hello(db, standing.bot)
+    table.sort(key=lambda s: (s.variant, -s.rating, s.bot))
+    return table
+
+
+def _hello(db: Any, bot: str) -> tuple[str | None, str | None]:
+    """The name and version of the bot's latest recorded Hello, in any variant."""
+    row = db.execute(
+        "SELECT s.hello_name, s.hello_version FROM match_seats s "
+        "JOIN matches m ON m.match_id = s.match_id "
+        "WHERE s.bot = ? AND s.hello_name IS NOT NULL AND m.state <> 'running' "
+        "ORDER BY m.finished_ms DESC, m.match_id DESC LIMIT 1",
+        (bot,),
+    ).fetchone()
+    return (row[0], row[1]) if row is not None else (None, None)
+
+
+def _recent(db: Any, bot: str, variant: str, limit: int) -> list[RecentMatch]:
+    if limit <= 0:
+        return []
+    rows = db.execute(
+        "SELECT m.match_id, m.finished_ms, s.seat, m.termination, m.replay FROM match_seats s "
+        "JOIN matches m ON m.match_id = s.match_id "
+        "WHERE s.bot = ? AND m.variant = ? AND m.state <> 'running' "
+        "ORDER BY m.finished_ms DESC, m.match_id DESC LIMIT ?",
+        (bot, variant, limit),
+    ).fetchall()
+    recent = []
+    for match_id, finished_ms, seat, termination, replay in rows:
+        seats = db.execute(
+            "SELECT bot, score FROM match_seats WHERE match_id = ? ORDER BY seat", (match_id,)
+        ).fetchall()
+        recent.append(
+            RecentMatch(
+                match_id=match_id,
+                finished_ms=int(finished_ms or 0),
+                seat=int(seat),
+                seats=[s[0] for s in seats],
+                scores=[int(s[1]) for s in seats],
+                termination=termination,
+                replay=replay,
+            )
+        )
+    return recent
