@@ -54,13 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser, with its usage (argparse would show the top one)
+        leaf: argparse.ArgumentParser = getattr(args, "parser", parser)
+        leaf.error(f"unrecognized arguments: {' '.join(extra)}")
     terminated: list[int] = []
     try:
         with _sigterm_as_interrupt(terminated):
             status: int = args.run(args)
     except CliError as exc:
-        return _fail(args.command, exc)
+        return _fail(args, exc)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, and keep the interpreter
         # from failing again when it flushes stdout at exit.
@@ -73,14 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not leaves:
             return 143 if terminated else 130
         if len(leaves) == 1 and isinstance(leaves[0], CliError | _listen_error()):
-            return _fail(args.command, leaves[0])
+            return _fail(args, leaves[0])
         raise
     return status
 
 
-def _fail(command: str, exc: BaseException) -> int:
+def _fail(args: argparse.Namespace, exc: BaseException) -> int:
+    """One line on stderr, after the command's full name (`arena ladder run: …`); status 1."""
+    parser = getattr(args, "parser", None)
+    name = parser.prog if isinstance(parser, argparse.ArgumentParser) else f"arena {args.command}"
     message = " ".join(str(exc).split())
-    print(f"arena {command}: {message}", file=sys.stderr)
+    print(f"{name}: {message}", file=sys.stderr)
     return 1
 
 

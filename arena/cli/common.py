@@ -1,4 +1,5 @@
-"""What every `arena` command shares: the user-error exception, the argument types, and how a
+"""What every `arena` command shares: the user-error exception, the argument types (one parser
+per kind of input: whole numbers, ports, addresses, paths to write, files to read), and how a
 trio command stops on SIGINT or SIGTERM (`run_until_signalled`)."""
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ import os
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from signal import Signals
 from typing import Any, Generic, TypeVar
 
 from ..engine import VARIANT_NAMES, ConfigError, Variant, find_variant
+from ..files import InputFileError, Kind, OutputPathError, check_kind, check_output_dir, check_output_file
 
 T = TypeVar("T")
 
@@ -99,12 +102,13 @@ def option(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _whole(text: str, least: int, expected: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < least:
+def _whole(text: str, least: int, expected: str, most: int | None = None) -> int:
+    body = text.removeprefix("-")
+    # ASCII digits only (`int` also takes "²", "٣", "1_000" and spaces), and not 4,300 of them
+    if not (body.isascii() and body.isdigit() and len(body) <= 40):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    value = int(text)
+    if value < least or (most is not None and value > most):
         raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
     return value
 
@@ -116,6 +120,128 @@ def positive_int(text: str) -> int:
 def index(text: str) -> int:
     """A position counted from 0 (a deal, a seat, a step)."""
     return _whole(text, 0, "a number of 0 or more")
+
+
+def milliseconds(text: str) -> int:
+    """A duration in milliseconds, 0 or more."""
+    return _whole(text, 0, "a number of milliseconds, 0 or more")
+
+
+# --------------------------------------------------------------------------- ports and addresses
+
+PORT_MAX = 65535
+
+
+def port(text: str) -> int:
+    """A port to dial: 1-65535."""
+    return _whole(text, 1, f"a port from 1 to {PORT_MAX}", PORT_MAX)
+
+
+def listen_port(text: str) -> int:
+    """A port to listen on: 1-65535, or 0 for a free one."""
+    return _whole(text, 0, f"a port from 1 to {PORT_MAX}, or 0 for a free one", PORT_MAX)
+
+
+SCHEMES = ("grpc://", "http://", "grpcs://", "https://")
+ADDRESS_HELP = "HOST:PORT (e.g. 127.0.0.1:50051, [::1]:50051) or unix:PATH"
+
+
+def address_problem(text: str, least_port: int = 1, unix: bool = True) -> str | None:
+    """What is wrong with a server address, or None. An address is HOST:PORT (an IPv6 host in
+    brackets; a grpc://, http://, grpcs:// or https:// in front is allowed) or unix:PATH: a port is
+    never implied (gRPC would dial 443). The Python SDK has the same rule
+    (clients/python/arena_bot/address.py); tests/cli/test_bad_input.py holds them to it."""
+    if unix and text.startswith("unix:"):
+        return None if text.removeprefix("unix:").removeprefix("//") else "no path after unix:"
+    rest = next((text[len(s) :] for s in SCHEMES if text.startswith(s)), text)
+    if not rest or rest != rest.strip():
+        return "no address" if not rest.strip() else "spaces around the address"
+    if rest.startswith("["):
+        host, bracket, tail = rest[1:].partition("]")
+        if not bracket:
+            return "no ']' after the IPv6 address"
+        if not tail.startswith(":"):
+            return "no port after the IPv6 address"
+        number = tail[1:]
+    else:
+        host, colon, number = rest.rpartition(":")
+        if not colon:
+            return "no port"
+        if ":" in host:
+            return "an IPv6 address needs brackets, e.g. [::1]:50051"
+    if not host:
+        return "no host before the port"
+    if any(c.isspace() or c in "/?#@" for c in host):
+        return f"{host!r} is not a host name"
+    if not number:
+        return "no port after the ':'"
+    if not (number.isascii() and number.isdigit()):
+        return f"the port {number!r} is not a number"
+    if not least_port <= int(number) <= PORT_MAX:
+        lowest = "0 (a free one)" if least_port == 0 else str(least_port)
+        return f"the port {int(number)} is not from {lowest} to {PORT_MAX}"
+    return None
+
+
+def host_port(text: str) -> tuple[str, int]:
+    """An address `address_problem` accepts without unix:, as (host, port); IPv6 without brackets."""
+    rest = next((text[len(s) :] for s in SCHEMES if text.startswith(s)), text)
+    host, _, number = rest.rpartition(":")
+    return host.removeprefix("[").removesuffix("]"), int(number)
+
+
+def address(text: str) -> str:
+    """A server address to dial or to advertise (`address_problem`)."""
+    problem = address_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {problem}; expected {ADDRESS_HELP}")
+    return text
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """HOST:PORT to listen on (port 0: a free one), as (host, port)."""
+    problem = address_problem(text, least_port=0, unix=False)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {problem}; expected HOST:PORT, e.g. 127.0.0.1:8080")
+    return host_port(text)
+
+
+def host_name(text: str) -> str:
+    """A host to listen on, without a port (that is --port's)."""
+    if not text or text != text.strip() or "/" in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a host name or IP address, e.g. 127.0.0.1")
+    if text.count(":") == 1 or (text.startswith("[") and "]:" in text):
+        raise argparse.ArgumentTypeError(f"{text!r}: give the host alone and the port with --port")
+    return text.removeprefix("[").removesuffix("]")
+
+
+# --------------------------------------------------------------------------- files
+
+
+def output_dir(path: Path, option: str) -> None:
+    """Make the folder an option names, or end the command (status 1) saying why it cannot be
+    written: before the work that would write there starts."""
+    try:
+        check_output_dir(path)
+    except OutputPathError as exc:
+        raise CliError(f"{option} {exc}") from None
+
+
+def output_file(path: Path, option: str) -> None:
+    """Check a file an option names can be written, before the work that writes it starts."""
+    try:
+        check_output_file(path)
+    except OutputPathError as exc:
+        raise CliError(f"{option} {exc}") from None
+
+
+def input_kind(path: Path, expected: Kind, option: str = "") -> None:
+    """End the command (status 1) when `path` is a folder or another kind of the arena's files,
+    naming what it is and which command reads it."""
+    try:
+        check_kind(path, expected)
+    except InputFileError as exc:
+        raise CliError(f"{option} {exc}".strip()) from None
 
 
 def seconds(text: str) -> float:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..conformance import DEFAULT_PER_DECISION_MS
 from ..engine import VARIANT_NAMES
+from .common import output_dir, positive_int
 
 
 def register(commands: Any) -> None:
@@ -35,7 +36,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--per-decision-ms",
-        type=int,
+        type=positive_int,
         default=DEFAULT_PER_DECISION_MS,
         metavar="MS",
         help=f"time for each answer (default {DEFAULT_PER_DECISION_MS})",
@@ -63,8 +64,6 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     unknown = [v for v in args.variant if v not in VARIANT_NAMES]
     if unknown:
         parser.error(f"unknown variant {', '.join(map(repr, unknown))} (known: {', '.join(VARIANT_NAMES)})")
-    if args.per_decision_ms < 1:
-        parser.error("--per-decision-ms must be at least 1")
     if not args.bot.strip():
         parser.error("--bot needs a command")
     variants = list(dict.fromkeys(args.variant)) or list(VARIANT_NAMES)
@@ -76,8 +75,9 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
 
         raise CliError(f"cannot build the cases: {exc}") from None
     keep = args.log_dir is not None
+    if keep:
+        output_dir(args.log_dir, "--log-dir")
     log_dir: Path = args.log_dir if keep else Path(tempfile.mkdtemp(prefix="arena-conformance-"))
-    log_dir.mkdir(parents=True, exist_ok=True)
     time_control = TimeControl(per_decision_ms=args.per_decision_ms, bank_ms=0, increment_ms=0)
     results = trio.run(lambda: run_cases(args.bot, cases, time_control=time_control, log_dir=log_dir))
     failed = sum(not r.passed for r in results)

@@ -13,7 +13,16 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import CliError, option, positive_int
+from .common import (
+    CliError,
+    add_variant_arguments,
+    address_problem,
+    input_kind,
+    milliseconds,
+    output_dir,
+    output_file,
+    positive_int,
+)
 
 # The ladder's modules are imported by its commands only: `arena` starts for every command,
 # and grpc and trio take a while to import.
@@ -42,6 +51,16 @@ def _effect(text: str) -> float:
 
 
 ALL_PAGES = -1  # `--replay-pages all`
+
+
+def _ray_address(text: str) -> str:
+    """`--ray`'s ADDRESS: HOST:PORT of the head (ray://HOST:PORT for Ray Client), or auto."""
+    if text == "auto":
+        return text
+    problem = address_problem(text.removeprefix("ray://"), unix=False)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: {problem}; expected HOST:PORT of `ray start --head`")
+    return text
 
 
 def _replay_pages(text: str) -> int:
@@ -132,14 +151,16 @@ def register(commands: Any) -> None:
         "until a sequential probability ratio test on the per-deal score difference decides, or "
         "--max-deal-sets is reached. A bot is an example bot name (heuristic, random, search) or a command.",
     )
-    ab.add_argument("a", metavar="A")
-    ab.add_argument("b", metavar="B")
+    ab.add_argument("a", metavar="A", help="the bot under test: an example bot's name or a command")
+    ab.add_argument("b", metavar="B", help="the bot it is compared with: an example bot's name or a command")
     ab.add_argument("--against", nargs="+", required=True, metavar="X", help="the opponents (seats − 1)")
-    ab.add_argument("--variant", default="grosstarock", metavar="V")
-    ab.add_argument("--option", action="append", type=option, default=[], metavar="KEY=VALUE")
+    add_variant_arguments(ab, required=False, help="variant id (default grosstarock)")
+    ab.set_defaults(variant="grosstarock")
     ab.add_argument("--deals", type=positive_int, metavar="N", help="deals per match (default: seats)")
-    ab.add_argument("--seed", type=int, default=0, metavar="S")
-    ab.add_argument("--concurrency", type=positive_int, default=2, metavar="K")
+    ab.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the first deal set's decks")
+    ab.add_argument(
+        "--concurrency", type=positive_int, default=2, metavar="K", help="matches at once (default 2)"
+    )
     ab.add_argument(
         "--referees",
         type=positive_int,
@@ -163,14 +184,32 @@ def register(commands: Any) -> None:
     ab.add_argument(
         "--min-deals", type=positive_int, default=8, metavar="N", help="no decision before N deals"
     )
-    ab.add_argument("--max-deal-sets", type=positive_int, default=100, metavar="N")
-    ab.add_argument("--per-decision-ms", type=positive_int, default=5_000, metavar="MS")
-    ab.add_argument("--bank-ms", type=int, default=30_000, metavar="MS")
+    ab.add_argument(
+        "--max-deal-sets",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="stop undecided after N deal sets (default 100)",
+    )
+    ab.add_argument(
+        "--per-decision-ms",
+        type=positive_int,
+        default=5_000,
+        metavar="MS",
+        help="time per decision (default 5000)",
+    )
+    ab.add_argument(
+        "--bank-ms",
+        type=milliseconds,
+        default=30_000,
+        metavar="MS",
+        help="each seat's time bank (default 30000)",
+    )
     ab.add_argument(
         "--replay-dir", type=Path, metavar="DIR", help="keep the replays here (default: discarded)"
     )
-    ab.add_argument("--verbose", action="store_true")
-    ab.add_argument("--json", action="store_true")
+    ab.add_argument("--verbose", action="store_true", help="also the referee's log lines")
+    ab.add_argument("--json", action="store_true", help="print the result as one JSON object")
     ab.add_argument(
         "--processes",
         choices=("per-match", "persistent"),
@@ -181,11 +220,11 @@ def register(commands: Any) -> None:
     ab.set_defaults(run=_cmd_ab, parser=ab)
 
 
-
 def _ray_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ray",
         nargs="?",
+        type=_ray_address,
         const="",
         default=None,
         metavar="ADDRESS",
@@ -223,6 +262,7 @@ def _ray(args: argparse.Namespace) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     import trio
 
+    from ..files import LADDER_DB, LADDER_FILE
     from ..ladder.config import LadderFileError, load_ladder
     from ..ladder.player import ClusterError
     from ..ladder.run import run_ladder
@@ -230,10 +270,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ..logs import configure
     from ..progress import route_logs
 
+    input_kind(args.ladder, LADDER_FILE)
     try:
         config = load_ladder(args.ladder)
     except LadderFileError as exc:
         raise CliError(str(exc)) from None
+    database = args.db or config.database
+    option = "--db" if args.db else "database"
+    if database.exists():
+        input_kind(database, LADDER_DB, option)
+    output_file(database, option)
+    output_dir(config.replay_dir, "replay_dir")
     if args.concurrency:
         config = dataclasses.replace(config, concurrency=args.concurrency)
     if args.referees:
@@ -257,12 +304,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except (StoreError, ClusterError) as exc:
         raise CliError(str(exc)) from None
     except sqlite3.Error as exc:
-        raise CliError(f"cannot write the database: {exc}") from None
+        raise CliError(f"{database}: cannot write the database: {exc}") from None
     except OSError as exc:
         raise CliError(f"cannot run the ladder: {exc}") from None
     _print_standings(args.db or config.database, args.json, sys.stdout)
     if summary.interrupted:
-        return 130
+        return 128 + (summary.stopped_by or 2)  # 130 after Ctrl-C, 143 after SIGTERM
     return 1 if summary.failed else 0
 
 
@@ -275,9 +322,11 @@ def _cmd_standings(args: argparse.Namespace) -> int:
 
 
 def _print_standings(db: Path, as_json: bool, out: TextIO) -> None:
+    from ..files import LADDER_DB
     from ..ladder.stats import standings
     from ..ladder.store import StoreError, connect
 
+    input_kind(db, LADDER_DB)
     try:
         conn = connect(db, readonly=True)
     except StoreError as exc:
@@ -349,9 +398,12 @@ def format_standings(table: Any) -> str:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from ..files import LADDER_DB
     from ..ladder.report import DEFAULT_REPLAY_PAGES, write_report
     from ..ladder.store import StoreError, connect
 
+    input_kind(args.db, LADDER_DB)
+    output_dir(args.output, "--output")
     try:
         conn = connect(args.db, readonly=True)
     except StoreError as exc:
@@ -385,6 +437,8 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         variant = find_variant(args.variant, dict(args.option))
     except ConfigError as exc:
         args.parser.error(str(exc))
+    if args.replay_dir is not None:
+        output_dir(args.replay_dir, "--replay-dir")
     if len(args.against) != variant.seats - 1:
         args.parser.error(
             f"{variant.name} has {variant.seats} seats: give {variant.seats - 1} --against bots"
@@ -422,4 +476,4 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
         print(result.summary())
-    return 130 if result.interrupted else 0
+    return 128 + (result.stopped_by or 2) if result.interrupted else 0  # 130 (Ctrl-C) or 143 (SIGTERM)

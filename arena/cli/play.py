@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import CliError, add_variant_arguments, dump, positive_int, variant_of
+from .common import (
+    CliError,
+    add_variant_arguments,
+    dump,
+    milliseconds,
+    output_dir,
+    positive_int,
+    variant_of,
+)
 
 if TYPE_CHECKING:
     from ..referee.runner import MatchRunner
@@ -45,7 +53,9 @@ exit status:
   {OK}    every seat said Hello and played without a fault (answers the referee
        rejected are shown, but alone they do not fail the match)
   {SEAT_FAILED}    a seat faulted (illegal, timeout, disconnect, crash, protocol) or never
-       said Hello; the replay is written, the first cause is one line on stderr
+       said Hello; the replay is written, the first cause is one line on stderr.
+       A bot that exits (or cannot start) before its Hello stops the match at once:
+       the cause is one line on stderr, the match unplayed (DIR/<match_id>.jsonl.part)
   {BAD_INPUT}    no replay written (e.g. the replay folder cannot be written)
   {USAGE}    a wrong command line (e.g. more --bot than the variant has seats)
   {INTERRUPTED}  interrupted by Ctrl-C (SIGINT), {TERMINATED} by SIGTERM: the bots are stopped and
@@ -65,7 +75,7 @@ def register(commands: Any) -> None:
     play.add_argument(
         "--deals", type=positive_int, default=None, metavar="N", help="dealer turns (default: seats)"
     )
-    play.add_argument("--seed", type=int, default=0, metavar="S")
+    play.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the decks (default 0)")
     play.add_argument(
         "--bot",
         action="append",
@@ -74,18 +84,48 @@ def register(commands: Any) -> None:
         help="a bot command, or an example bot's name (random, heuristic, search); once per seat, in "
         "seat order; the seats left over get the example bots",
     )
-    play.add_argument("--replay-dir", type=Path, default=Path("replays/matches"), metavar="DIR")
-    play.add_argument("--per-decision-ms", type=positive_int, default=10_000, metavar="MS")
-    play.add_argument("--bank-ms", type=int, default=60_000, metavar="MS")
-    play.add_argument("--increment-ms", type=int, default=0, metavar="MS")
+    play.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=Path("replays/matches"),
+        metavar="DIR",
+        help="where the replay log and DIR/bot-logs/ go (default replays/matches)",
+    )
+    play.add_argument(
+        "--per-decision-ms",
+        type=positive_int,
+        default=10_000,
+        metavar="MS",
+        help="time for each decision before the bank is drawn on (default 10000; docs/SERVER.md)",
+    )
+    play.add_argument(
+        "--bank-ms",
+        type=milliseconds,
+        default=60_000,
+        metavar="MS",
+        help="each seat's time bank (default 60000)",
+    )
+    play.add_argument(
+        "--increment-ms",
+        type=milliseconds,
+        default=0,
+        metavar="MS",
+        help="added to a seat's bank after each of its decisions (default 0)",
+    )
     play.add_argument(
         "--latency-allowance-ms",
-        type=int,
+        type=milliseconds,
         default=0,
         metavar="MS",
         help="forgive each bot its measured network round trip, up to MS per decision (docs/SERVER.md)",
     )
-    play.add_argument("--fault-policy", choices=("substitute", "forfeit"), default="substitute")
+    play.add_argument(
+        "--fault-policy",
+        choices=("substitute", "forfeit"),
+        default="substitute",
+        help="after a fault: a legal action is played for the seat (substitute, the default), or the "
+        "match ends (forfeit)",
+    )
     play.add_argument("--json", action="store_true", help="print the result as one JSON object")
     play.add_argument("-v", "--verbose", action="store_true", help="print the server's log lines on stderr")
     play.set_defaults(run=_cmd_play, parser=play)
@@ -315,8 +355,14 @@ def _cmd_play(args: argparse.Namespace) -> int:
     variant = variant_of(args)
     if len(args.bot) > variant.seats:
         args.parser.error(f"{variant.name} has {variant.seats} seats, got {len(args.bot)} --bot")
-    if args.latency_allowance_ms < 0:
-        args.parser.error("--latency-allowance-ms is 0 or more")
+    for text in args.bot:
+        try:
+            if not shlex.split(text):
+                args.parser.error(f"--bot {text!r}: an empty command")
+        except ValueError as exc:
+            args.parser.error(f"--bot {text!r}: {str(exc).lower()}")
+    output_dir(args.replay_dir, "--replay-dir")
+    output_dir(args.replay_dir / "bot-logs", "--replay-dir")
     bots = seat_bots(args.bot, variant.seats, EXAMPLE_BOTS)
     configure(logging.INFO if args.verbose else logging.ERROR)  # the summary says what went wrong
     config = MatchConfig(
@@ -331,7 +377,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     )
     unfinished = _unfinished(args.replay_dir)
     try:
-        stopped = run_until_signalled(play_match, config, [bot.command for bot in bots], args.replay_dir)
+        commands = [bot.command for bot in bots]
+        stopped = run_until_signalled(play_match, config, commands, args.replay_dir, True)
     except* OSError as group:  # the replay folder cannot be made or written
         raise CliError(str(group.exceptions[0])) from None
     played = stopped.value
@@ -342,6 +389,24 @@ def _cmd_play(args: argparse.Namespace) -> int:
         print(f"arena play: interrupted ({name}); {where}", file=sys.stderr)
         return stopped.exit_status
     runner = played.runner
+    if played.stopped_seat is not None:
+        problem = stopped_before_hello(played, bots[played.stopped_seat], args.replay_dir)
+        if args.json:
+            print(
+                dump(
+                    {
+                        "match_id": runner.match_id,
+                        "variant": variant.name,
+                        "termination": runner.termination,
+                        "stopped_seat": played.stopped_seat,
+                        "exit_status": SEAT_FAILED,
+                        "problem": problem,
+                    }
+                )
+            )
+            sys.stdout.flush()
+        print(f"arena play: {problem}", file=sys.stderr)
+        return SEAT_FAILED
     if runner.replay_path is None:
         raise CliError(f"match {runner.match_id} was aborted; no replay written")
     reports = seat_reports(played, bots, args.replay_dir)
@@ -366,6 +431,21 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if cause is not None:
         print(f"arena play: {cause}", file=sys.stderr)
     return stopped.exit_status or status
+
+
+def stopped_before_hello(played: PlayResult, bot: SeatBot, replay_dir: Path) -> str:
+    """One line: which seat's bot ended before its Hello, why, the end of its log, and its path."""
+    seat = played.stopped_seat
+    assert seat is not None
+    code = played.exit_codes[seat]
+    cause = played.stopped_cause or f"the bot process exited with status {code}"
+    text = f"seat {seat} ({bot.given}) never said Hello: {cause}; the match was stopped unplayed"
+    log = replay_dir / "bot-logs" / f"{played.runner.match_id}-seat{seat}.log"
+    if code not in (0, None) and (tail := last_line(log)):
+        text += f"; its log ends: {tail}"
+    if log.exists() and log.stat().st_size:
+        text += f"; log: {log}"
+    return " ".join(text.split())
 
 
 def _unfinished(replay_dir: Path) -> set[Path]:

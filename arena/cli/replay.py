@@ -16,7 +16,7 @@ from typing import Any
 
 from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
-from .common import cores, index, positive_int
+from .common import cores, index, input_kind, output_file, positive_int
 
 # `arena replay analyze`: the search's budget per decision unless --iterations or --think-ms says.
 DEFAULT_ITERATIONS = 50
@@ -306,9 +306,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
+    from ..files import ANALYSIS
     from ..replay.analysis import AnalysisError, analysis_path, check_against, read_analysis
     from ..replay.html import render_html
 
+    output_file(args.output, "--output")
+    if args.analysis is not None:
+        input_kind(args.analysis, ANALYSIS, "--analysis")
     replay = load(args, args.file)
     if replay is None:
         return 1
@@ -347,6 +351,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     from ..replay.analysis import AnalysisError, analyse, analysis_path, tasks, write_analysis
     from ..replay.timeline import action_text
 
+    output = args.output or analysis_path(args.file)
+    output_file(output, "--output")
     replay = load(args, args.file)
     if replay is None:
         return 1
@@ -354,7 +360,6 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     seats = [args.seat] if args.seat is not None else list(range(replay.seats))
     iterations = None if args.think_ms is not None else (args.iterations or DEFAULT_ITERATIONS)
     todo = tasks(replay, seats, args.seed, iterations, args.think_ms)
-    output = args.output or analysis_path(args.file)
     jobs = min(args.jobs, max(1, len(todo)))
     start = time.perf_counter()
     try:

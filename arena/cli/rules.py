@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..engine import DealResult, EngineError, Match, Variant, deal_record, replay_record
-from ..files import InputFileError, read_input_text
-from .common import CliError, add_variant_arguments, dump, positive_int, variant_of
+from ..files import DEAL_RECORD, InputFileError, json_error, read_input_text
+from .common import CliError, add_variant_arguments, dump, input_kind, output_dir, positive_int, variant_of
 
 if TYPE_CHECKING:
     from ..progress import Bar
@@ -83,7 +83,6 @@ def _pots_text(pots: dict[str, int], signed: bool = True) -> str:
     return " ".join(f"{name}{_signed(v)}" if signed else f"{name}={v}" for name, v in pots.items())
 
 
-
 # --------------------------------------------------------------------------- simulate
 
 
@@ -98,7 +97,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace, variant: Variant, out: TextIO, bar: Bar) -> int:
     if args.records is not None:
-        _make_dir(args.records)
+        output_dir(args.records, "--records")
     match = Match(variant, seed=args.seed, deals=args.deals, first_dealer=0)
     rng = random.Random(f"{args.seed}:play")
     choice = rng.choice
@@ -131,13 +130,6 @@ def _simulate(args: argparse.Namespace, variant: Variant, out: TextIO, bar: Bar)
         deal += 1
         bar.advance(done=match.turns_done)
     return 0
-
-
-def _make_dir(path: Path) -> None:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"cannot create records directory {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _write_record(path: Path, record: dict[str, Any]) -> None:
@@ -211,6 +203,7 @@ def _result_key_order(key: str) -> tuple[int, str]:
 
 
 def _load_record(path: Path) -> dict[str, Any]:
+    input_kind(path, DEAL_RECORD)
     try:
         text = read_input_text(path, "a deal record")
     except InputFileError as exc:
@@ -218,7 +211,7 @@ def _load_record(path: Path) -> dict[str, Any]:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CliError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise CliError(f"{path}: not a deal record: invalid JSON ({json_error(exc)})") from None
     if not isinstance(record, dict):
         raise CliError(f"{path}: a deal record must be a JSON object, got {type(record).__name__}")
     recorded = record.get("result")
@@ -242,5 +235,3 @@ def _print_result(out: TextIO, line: dict[str, Any], result: DealResult) -> None
             payee = f"seat {target}" if isinstance(target, int) else str(target)
             rule = entry.get("rule", "")
             print(f"  {payer:>7} -> {payee:<7} {entry.get('amount'):>4}  {rule}", file=out)
-
-

@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import EngineError
-from .common import CliError, run_until_signalled
+from .common import (
+    CliError,
+    address,
+    host_name,
+    input_kind,
+    listen_address,
+    listen_port,
+    output_dir,
+    run_until_signalled,
+)
 
 EPILOG = """\
 The server runs until it is stopped by Ctrl-C (SIGINT) or SIGTERM: it stops taking calls, ends
@@ -31,9 +40,19 @@ def register(commands: Any) -> None:
         description="Run the gRPC referee server: bots dial in, the admin service creates matches.",
         epilog=EPILOG,
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=50051, help="port (default 50051; 0 picks a free one)")
-    serve.add_argument("--replay-dir", type=Path, default=Path("replays/matches"), metavar="DIR")
+    serve.add_argument(
+        "--host", type=host_name, default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--port", type=listen_port, default=50051, help="port, 0-65535 (default 50051; 0 picks a free one)"
+    )
+    serve.add_argument(
+        "--replay-dir",
+        type=Path,
+        default=Path("replays/matches"),
+        metavar="DIR",
+        help="where the matches' replay logs are written (default replays/matches)",
+    )
     serve.add_argument(
         "--store",
         default="arena.db",
@@ -46,6 +65,7 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--advertise",
         metavar="HOST:PORT",
+        type=address,
         help="with a postgresql:// store: the address the arena's other servers send bots to for the "
         "matches hosted here (default --host:--port)",
     )
@@ -60,21 +80,38 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--http",
         metavar="HOST:PORT",
-        type=_http_address,
+        type=listen_address,
         help="also serve the read-only web site (leaderboard, bots, matches, live tables, JSON API) "
         "on this address, e.g. 127.0.0.1:8080 (default: off; docs/ARENA.md)",
     )
     serve.set_defaults(run=_cmd_serve, parser=serve)
 
 
-def _http_address(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:8080")
-    return host.strip("[]"), int(port)
-
-
 def _cmd_serve(args: argparse.Namespace) -> int:
+    """`_serve`; a token file it created is removed again when the server could not start (a port
+    in use, a store it cannot open), so that only a server that ran leaves one."""
+    token_file: Path = args.operator_token_file
+    created = not token_file.exists()
+    try:
+        return _serve(args)
+    except CliError:
+        if created:
+            token_file.unlink(missing_ok=True)
+        raise
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """The files and folders the server reads and writes, before it starts."""
+    from ..files import ARENA_SETTINGS, ARENA_STORE
+
+    output_dir(args.replay_dir, "--replay-dir")
+    if args.arena_config is not None:
+        input_kind(args.arena_config, ARENA_SETTINGS, "--arena-config")
+    if "://" not in args.store and Path(args.store).exists():
+        input_kind(Path(args.store), ARENA_STORE, "--store")
+
+
+def _serve(args: argparse.Namespace) -> int:
     import structlog
 
     from ..logs import configure
@@ -85,6 +122,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from ..standing.store import Store, StoreError
 
     configure()
+    _check_paths(args)
     try:
         arena = ArenaConfig.from_toml(args.arena_config) if args.arena_config else ArenaConfig()
     except (OSError, ValueError, EngineError) as exc:

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from ..engine import VARIANT_NAMES
-from .common import CliError, positive_int, variant_list
+from .common import CliError, input_kind, positive_int, variant_list
 
 STORE_HELP = "the arena store: a SQLite file (default arena.db) or a postgresql:// URL"
 
@@ -79,9 +79,12 @@ def register(commands: Any) -> None:
 def _open(args: argparse.Namespace, *, existing: bool = True) -> Any:
     from pathlib import Path
 
+    from ..files import ARENA_STORE
     from ..standing.store import Store, StoreError
 
     url: str = args.store
+    if "://" not in url and Path(url).exists():
+        input_kind(Path(url), ARENA_STORE, "--store")
     if existing and "://" not in url and not Path(url).is_file():
         raise CliError(
             f"{url}: no arena store here (start `arena serve --store {url}` or register a bot first)"
@@ -139,12 +142,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_revoke(args: argparse.Namespace) -> int:
+    if _store_call(args, "bot", args.name).revoked:  # nothing to do is not success (exit status 1)
+        raise CliError(f"{args.name} is revoked already; nothing changed")
     bot = _store_call(args, "revoke_bot", args.name)
     print(f"revoked {bot.name}")
     return 0
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
+    state = _store_call(args, "bot", args.name).state()
+    if state != "paused":  # a revoked bot stays revoked: resuming it would only look like success
+        why = "a revoked bot cannot play again" if state == "revoked" else "it is not paused"
+        raise CliError(f"{args.name} is {state}: nothing to resume ({why})")
     bot = _store_call(args, "resume_bot", args.name)
     print(f"{bot.name} is {bot.state()}")
     return 0

@@ -12,6 +12,7 @@ a few tests and spellings of JSON values. The format is in replays/FORMAT.md, "R
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeGuard
 
@@ -44,7 +45,7 @@ class Problem:
         text = ", ".join(where) + ": " + self.message if where else self.message
         if self.expected is not None:
             text += f"; expected {self.expected}"
-        if self.line is not None and not text.startswith("line "):
+        if self.line is not None and not re.search(rf"\bline {self.line}\b", text):
             text += f" (line {self.line})"
         return text
 
@@ -245,8 +246,8 @@ def is_fault(value: object) -> bool:
 
 def json_error(exc: Exception) -> str:
     """Where a line is not valid JSON, to follow "is not valid JSON"."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f" ({exc.msg} at column {exc.colno})"
+    if isinstance(exc, json.JSONDecodeError):  # json's message may end in "at" ("…string starting at")
+        return f" ({exc.msg}{'' if exc.msg.endswith(' at') else ' at'} column {exc.colno})"
     return " (nested too deeply)"
 
 

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,6 +52,10 @@ class PlayResult:
     runner: MatchRunner
     exit_codes: list[int | None]  # None: still running, or could not start
     running: int = 0  # bot processes not yet ended (or failed to start)
+    # With `play_matches(stop_without_hello=True)`: the first seat whose bot ended (or could not
+    # start) before it ever said Hello, and why; the match was stopped then, unplayed.
+    stopped_seat: int | None = None
+    stopped_cause: str = ""
 
 
 def bot_environment(address: str, token: str, seat: int) -> dict[str, str]:
@@ -199,7 +203,7 @@ async def launch_bot(
     try:
         process = BotProcess(shlex.split(command), bot_environment(address, token, seat), log_path)
     except (OSError, ValueError) as exc:  # no such program, or an empty or unbalanced command
-        owner.mark_crashed(seat, f"cannot start the bot {command!r}: {exc}")
+        owner.mark_crashed(seat, f"cannot start the bot {command!r}: {start_error(exc)}")
         return None
     try:
         code = await process.wait()
@@ -211,21 +215,63 @@ async def launch_bot(
         await process.stop()
 
 
+def start_error(exc: OSError | ValueError) -> str:
+    """Why a bot command could not start, without an errno."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such program"
+    if isinstance(exc, PermissionError):
+        return "the program is not executable"
+    if isinstance(exc, OSError):
+        return (exc.strerror or str(exc)).lower()
+    return str(exc)  # shlex's "No closing quotation", or "an empty command"
+
+
+class _Watched:
+    """A match as a launched bot reports to it, with the crash's detail kept for `PlayResult`."""
+
+    def __init__(self, runner: MatchRunner, details: dict[int, str]) -> None:
+        self.runner, self.details = runner, details
+        self.match_id, self.done = runner.match_id, runner.done
+
+    def mark_crashed(self, seat: int, detail: str) -> None:
+        self.details.setdefault(seat, detail)
+        self.runner.mark_crashed(seat, detail)
+
+
 async def _run_bot(
-    runner: MatchRunner, seat: int, command: str, address: str, log_path: Path, result: PlayResult
+    runner: MatchRunner,
+    seat: int,
+    command: str,
+    address: str,
+    log_path: Path,
+    result: PlayResult,
+    stop: Callable[[], None] | None,
 ) -> None:
+    details: dict[int, str] = {}
     try:
         result.exit_codes[seat] = await launch_bot(
-            runner, seat, runner.seats[seat].token, command, address, log_path
+            _Watched(runner, details), seat, runner.seats[seat].token, command, address, log_path
         )
+        never_spoke = runner.seats[seat].hellos == 0 and not runner.done.is_set()
+        if stop is not None and never_spoke and result.stopped_seat is None:
+            # a bot that dies before its Hello would only fault at every decision of the match
+            result.stopped_seat, result.stopped_cause = seat, details.get(seat, "")
+            stop()
     finally:
         result.running -= 1
 
 
 async def play_matches(
-    jobs: list[tuple[MatchConfig, list[str]]], replay_dir: Path, host: str = "127.0.0.1"
+    jobs: list[tuple[MatchConfig, list[str]]],
+    replay_dir: Path,
+    host: str = "127.0.0.1",
+    stop_without_hello: bool = False,
 ) -> list[PlayResult]:
     """Run every (config, bot commands) job at once on one server; return when all have ended.
+
+    With `stop_without_hello`, a bot process that ends (or cannot start) before its seat ever said
+    Hello stops everything at once: the result names it (`PlayResult.stopped_seat`), its match is
+    aborted (`termination` aborted, the log left as `.jsonl.part`).
 
     Cancelled (Ctrl-C or SIGTERM through `cli.common.run_until_signalled`, a ladder stopped),
     it raises the cancellation as trio functions do, and only once every bot process it
@@ -246,7 +292,9 @@ async def play_matches(
             results.append(result)
             for seat, command in enumerate(bots):
                 log_path = logs / f"{runner.match_id}-seat{seat}.log"
-                nursery.start_soon(_run_bot, runner, seat, command, f"{host}:{port}", log_path, result)
+                stop = nursery.cancel_scope.cancel if stop_without_hello else None
+                address = f"{host}:{port}"
+                nursery.start_soon(_run_bot, runner, seat, command, address, log_path, result, stop)
         for result in results:
             await result.runner.done.wait()
         with trio.move_on_after(3):  # let the bots see MatchEnd and exit by themselves
@@ -256,8 +304,10 @@ async def play_matches(
     return results
 
 
-async def play_match(config: MatchConfig, bots: list[str], replay_dir: Path) -> PlayResult:
-    return (await play_matches([(config, bots)], replay_dir))[0]
+async def play_match(
+    config: MatchConfig, bots: list[str], replay_dir: Path, stop_without_hello: bool = False
+) -> PlayResult:
+    return (await play_matches([(config, bots)], replay_dir, stop_without_hello=stop_without_hello))[0]
 
 
 async def ask(

@@ -263,7 +263,7 @@ def test_simulate_records_dir_is_a_file(tmp_path: Path) -> None:
     target = tmp_path / "taken"
     target.write_text("")
     proc = arena("simulate", "--variant", "grosstarock", "--deals", 1, "--seed", 1, "--records", target)
-    assert_user_error(proc, "records directory")
+    assert_user_error(proc, "--records", "is a file, not a folder")
 
 
 # --------------------------------------------------------------------------- command line errors

@@ -64,27 +64,40 @@ def seat_row(stdout: str, seat: int) -> str:
     return next(line for line in stdout.splitlines() if line.startswith(f"  seat {seat} "))
 
 
-def test_missing_bot_fails_and_says_why(tmp_path: Path) -> None:
-    proc = play(tmp_path, "--bot", "nosuchbot", "--per-decision-ms", "100")
-    line = cause_line(proc, "seat 0 (nosuchbot)", "never said Hello", "cannot start the bot 'nosuchbot'")
-    assert log_named(line).parent == tmp_path / "bot-logs"
-    row = seat_row(proc.stdout, 0)
-    assert "nosuchbot (no Hello)" in row and "crash" in row
-    # The match was still played by the others, and its replay written: the seat is labelled
-    # by its command, not by a word of it.
-    replay = next(tmp_path.glob("*.jsonl"))
-    header = json.loads(replay.read_text().splitlines()[0])
-    assert header["seats"] == ["nosuchbot", "heuristic", "random"]
+def unplayed(replays: Path) -> None:
+    """The match a bot that died before its Hello stopped: no replay, at most its `.jsonl.part`
+    (the header and the crash: the match may be stopped before its log is opened), no deal."""
+    assert not list(replays.glob("*.jsonl"))
+    parts = list(replays.glob("*.jsonl.part"))
+    assert len(parts) <= 1
+    for part in parts:
+        lines = [json.loads(text) for text in part.read_text().splitlines()]
+        assert not [line for line in lines if line["type"] in ("deal_start", "action")]
 
 
-def test_bot_crashing_at_import_names_its_log(tmp_path: Path) -> None:
-    proc = play(tmp_path, "--bot", bot("import_error_bot.py"), "--per-decision-ms", "100")
+def test_missing_bot_stops_the_match_at_once_and_says_why(tmp_path: Path) -> None:
+    started = time.monotonic()
+    proc = play(tmp_path, "--bot", "nosuchbot", "--per-decision-ms", "100", "--deals", "3")
+    line = cause_line(
+        proc, "seat 0 (nosuchbot)", "never said Hello", "cannot start the bot 'nosuchbot': no such program"
+    )
+    assert "Errno" not in line and "match was stopped unplayed" in line
+    assert proc.stdout == ""
+    unplayed(tmp_path)
+    assert time.monotonic() - started < 30
+
+
+def test_bot_crashing_at_import_stops_the_match_and_names_its_log(tmp_path: Path) -> None:
+    proc = play(tmp_path, "--bot", bot("import_error_bot.py"), "--per-decision-ms", "100", "--json")
     line = cause_line(proc, "seat 0 (", "import_error_bot.py", "never said Hello", "exited with status 1")
     assert "ImportError: this bot fails at import" in line  # the last line of the bot's traceback
     log = log_named(line)
     assert log.is_file()
     assert "Traceback" in log.read_text() and "ImportError" in log.read_text()
-    assert f"log: {log}" in seat_row(proc.stdout, 0)
+    summary = json.loads(proc.stdout)
+    assert summary["stopped_seat"] == 0 and summary["exit_status"] == 3
+    assert summary["termination"] == "aborted" and summary["problem"] == line.removeprefix("arena play: ")
+    unplayed(tmp_path)
 
 
 def test_every_answer_rejected_counts_and_faults(tmp_path: Path) -> None:

@@ -402,7 +402,7 @@ def test_a_host_that_is_not_this_machines_is_one_line_with_one_referee_or_severa
     done = arena("ladder", "run", path, "--no-progress")
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("arena ladder: cannot listen on 192.0.2.1:0: "), done.stderr[-2000:]
+    assert last.startswith("arena ladder run: cannot listen on 192.0.2.1:0: "), done.stderr[-2000:]
 
 
 # --------------------------------------------------------------------------- a remote bot, the forfeit policy

@@ -165,7 +165,7 @@ def test_a_wrong_ladder_file_is_one_clear_line_and_changes_nothing(
     err = capsys.readouterr().err
     assert status == 1, err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("arena ladder: ") and str(path) in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("arena ladder run: ") and str(path) in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ladder.toml"]  # no database, no replays
 
 
