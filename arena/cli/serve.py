@@ -143,8 +143,15 @@ def _serve(args: argparse.Namespace) -> int:
         service = StandingArena(store, arena, advertise)
     except (OSError, ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None
+    cut_off: list[str] = []
     server = functools.partial(
-        serve, args.host, args.port, args.replay_dir, service=service, operator_token=operator_token
+        serve,
+        args.host,
+        args.port,
+        args.replay_dir,
+        service=service,
+        operator_token=operator_token,
+        on_stop=lambda hub: cut_off.extend(hub.cut_off()),
     )
     if args.http is not None:
         from ..web.app import serve_with_site
@@ -159,9 +166,26 @@ def _serve(args: argparse.Namespace) -> int:
     except (ListenError, OSError, StoreError) as exc:
         raise CliError(str(exc)) from None
     finally:
+        if service.cluster is None:  # a cluster's other servers record its matches (docs/ARENA.md)
+            _record_cut_off(store, cut_off)
         store.close()
     structlog.get_logger().info("server stopped", signal=signal)
     return 0
+
+
+def _record_cut_off(store: Any, match_ids: list[str]) -> None:
+    """The matches a stop cut off, recorded as aborted now rather than at the next start (only
+    those the store holds as running: a match created by the admin service is not the store's)."""
+    import structlog
+
+    log = structlog.get_logger()
+    if match_ids:
+        log.info("matches cut off by the stop", matches=match_ids)
+    for match_id in match_ids:
+        try:
+            store.abort_match(match_id, "the server stopped before the match ended")
+        except Exception as exc:  # the store's trouble: the next start records it (`abort_unfinished`)
+            log.warning("cut-off match not recorded as aborted", match_id=match_id, error=str(exc))
 
 
 def run_draining(server: Any, service: Any) -> str | None:

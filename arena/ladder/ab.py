@@ -94,10 +94,12 @@ class ABResult:
     ci95: float
     seconds: float
     interrupted: bool = False
+    stopped_by: int = 0  # the signal that interrupted it (SIGINT or SIGTERM), for the exit status
     observations: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
+        del data["stopped_by"]  # the exit status says it
         for key in ("llr", "ci95"):
             if math.isinf(data[key]):
                 data[key] = None if key == "ci95" else math.copysign(1e308, data[key])
@@ -178,7 +180,7 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptio
     started = time.monotonic()
     finished_sets: dict[int, list[MatchRecord]] = defaultdict(list)
     xs: list[float] = []
-    state: dict[str, Any] = {"next": 0, "decision": None, "matches": 0, "interrupted": False}
+    state: dict[str, Any] = {"next": 0, "decision": None, "matches": 0, "interrupted": False, "signal": 0}
 
     def match_config(scheduled: ScheduledMatch) -> MatchConfig:
         return MatchConfig(
@@ -231,8 +233,8 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptio
 
             async def watch_signals() -> None:
                 with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        state["interrupted"] = True
+                    async for signum in signals:
+                        state["interrupted"], state["signal"] = True, int(signum)
                         nursery.cancel_scope.cancel()
                         return
 
@@ -258,5 +260,6 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptio
         ci95=ci.half_width,
         seconds=round(time.monotonic() - started, 2),
         interrupted=state["interrupted"],
+        stopped_by=state["signal"],
         observations=xs,
     )

@@ -115,6 +115,7 @@ class RunSummary:
     decisions: int = 0
     seconds: float = 0.0
     interrupted: bool = False
+    stopped_by: int = 0  # the signal that interrupted it (SIGINT or SIGTERM), for the exit status
     deals: int = 0
     fatal: StoreError | ClusterError | None = None  # what stopped the run early (a locked database, …)
 
@@ -244,7 +245,7 @@ async def _run(
         async def watch_signals() -> None:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
-                    summary.interrupted = True
+                    summary.interrupted, summary.stopped_by = True, int(signum)
                     log.warning(
                         "stopping: matches in flight will be played again by the next run", signal=signum
                     )
