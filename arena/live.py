@@ -38,6 +38,8 @@ class SeatHost(Protocol):
 
     def detach(self, seat_index: int, link: Link) -> None: ...
 
+    def reject(self, seat_index: int, link: Link, detail: str) -> None: ...
+
 
 class Hub:
     """Every match of this server, on the trio thread."""
@@ -86,6 +88,10 @@ class Hub:
             self._ended.append(runner.match_id)
             while len(self._ended) > self.keep_ended:
                 self.matches.pop(self._ended.popleft(), None)
+
+    def cut_off(self) -> list[str]:
+        """The matches that ended without finishing (a stop, or a failure of the server's)."""
+        return [m for m, runner in self.matches.items() if runner.state is not MatchState.FINISHED]
 
     def forget(self, match_id: str) -> None:
         """Drop an ended match from memory now (a long ladder keeps no finished runners)."""

@@ -15,7 +15,7 @@ import errno
 import re
 import socket
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,8 +32,9 @@ from ..referee.runner import MatchConfig, MatchRunner
 from ..referee.seat import TimeControl
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
-from .auth import OperatorCredential, bearer_token
+from .auth import OperatorCredential, read_bearer, unknown_token
 from .bridge import BotLink, Bridge, Close, add_bot_service
+from .requests import Malformed, MalformedRequests
 
 log = structlog.get_logger()
 
@@ -52,6 +53,8 @@ SERVER_OPTIONS = [
     ("grpc.so_reuseport", 0),
 ]
 DEFAULT_TIME_CONTROL = TimeControl()
+STOP_GRACE_S = 1.0
+"""How long a stopping server lets its calls end by themselves before it cancels them."""
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -119,10 +122,11 @@ class BotServicer(pb_grpc.BotServiceServicer):
     async def Play(
         self, request_iterator: AsyncIterator[pb.BotMessage], context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
-        token = bearer_token(context.invocation_metadata())
+        token, problem = read_bearer(context.invocation_metadata(), "seat token")
         entry = self.hub.tokens.get(token) if token else None
         if entry is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or unknown seat token")
+            why = problem or unknown_token("seat token", "no match on this server has it (did it end?)")
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, why)
         runner, seat = entry
         link = BotLink(self.bridge, context.peer())
         self.bridge.to_trio(runner.attach, seat, link)
@@ -133,11 +137,13 @@ class BotServicer(pb_grpc.BotServiceServicer):
                     message = await context.read()
                     if message is grpc.aio.EOF:
                         break
+                    if isinstance(message, Malformed):  # the seat's protocol fault; the host closes
+                        self.bridge.to_trio(runner.reject, seat, link, message.details)
+                        return
                     self.bridge.to_trio(runner.deliver, seat, link, message)
             except (grpc.RpcError, asyncio.CancelledError, Exception):
                 pass
-            finally:
-                link.outbox.put_nowait(Close())
+            link.outbox.put_nowait(Close())
 
         reader = asyncio.create_task(read())
         try:
@@ -148,6 +154,8 @@ class BotServicer(pb_grpc.BotServiceServicer):
                         await context.abort(item.code, item.details)
                     return
                 await context.write(item)
+        except asyncio.CancelledError:
+            return  # the call was cancelled (the bot went away, or the server stops): not an error
         finally:
             reader.cancel()
             self.bridge.to_trio(runner.detach, seat, link)
@@ -337,7 +345,8 @@ class AioServerThread:
         server = grpc.aio.server(
             options=SERVER_OPTIONS,
             maximum_concurrent_rpcs=20_000,
-            interceptors=[OperatorCredential(self.operator_token)],
+            # The credential first: a call it refuses is refused whatever its bytes.
+            interceptors=[OperatorCredential(self.operator_token), MalformedRequests()],
         )
         add_bot_service(BotServicer(self.hub, bridge), server)  # requests come encoded
         lobby, bots = self.service.servicers(bridge) if self.service else (NoLobby(), None)
@@ -366,7 +375,12 @@ class AioServerThread:
         self._ready.set()
         await self._stop.wait()
         await health_servicer.enter_graceful_shutdown()
-        await server.stop(grace=1.0)
+        await server.stop(grace=STOP_GRACE_S)
+        # The calls the stop cancelled finish unwinding here: left to asyncio.run's final sweep,
+        # grpc prints a CancelledError traceback for each.
+        unwinding = asyncio.all_tasks() - {asyncio.current_task()}
+        if unwinding:
+            await asyncio.wait(unwinding, timeout=STOP_GRACE_S)
 
 
 async def serve(
@@ -376,9 +390,14 @@ async def serve(
     *,
     service: HostedService | None = None,
     operator_token: str | None = None,
+    on_stop: Callable[[Hub], None] | None = None,
     task_status: trio.TaskStatus[tuple[Hub, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run the server until cancelled; `task_status.started((hub, port))` once it listens.
+
+    A stop cancels the matches first, so that their bots' streams end `ABORTED` and their
+    replays stay `.jsonl.part`, then stops gRPC; `on_stop(hub)` is called once everything has
+    ended (`Hub.cut_off()` names the matches the stop cut off).
 
     With a `service` (the standing arena) it also answers the lobby and the admin calls about
     bots; the admin service answers only calls that carry `operator_token`.
@@ -388,32 +407,39 @@ async def serve(
     """
     await trio.to_thread.run_sync(check_port_free, host, port)
     refused: ListenError | None = None
-    async with trio.open_nursery() as nursery:
-        hub = Hub(replay_dir, nursery)
-        if service is not None:
-            await service.start(hub, nursery)
-        aio = AioServerThread(hub, trio.lowlevel.current_trio_token(), host, port, service, operator_token)
-        try:
-            bound = await trio.to_thread.run_sync(aio.start)
-        except ListenError as exc:  # raised below, not wrapped in the nursery's exception group
-            refused = exc
-            nursery.cancel_scope.cancel()
-        else:
-            log.info(
-                "server listening",
-                host=host,
-                port=bound,
-                replay_dir=str(replay_dir),
-                store=service.describe() if service else None,
-            )
+    hub: Hub | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            hub = Hub(replay_dir, nursery)
+            if service is not None:
+                await service.start(hub, nursery)
+            token = trio.lowlevel.current_trio_token()
+            aio = AioServerThread(hub, token, host, port, service, operator_token)
             try:
-                task_status.started((hub, bound))
-                await trio.to_thread.run_sync(aio.thread.join, abandon_on_cancel=True)
-                raise RuntimeError("the gRPC thread stopped unexpectedly")
-            finally:
-                aio.request_stop()
-                with trio.CancelScope(shield=True):
-                    await trio.to_thread.run_sync(aio.thread.join, 5.0)
+                bound = await trio.to_thread.run_sync(aio.start)
+            except ListenError as exc:  # raised below, not wrapped in the nursery's exception group
+                refused = exc
                 nursery.cancel_scope.cancel()
+            else:
+                log.info(
+                    "server listening",
+                    host=host,
+                    port=bound,
+                    replay_dir=str(replay_dir),
+                    store=service.describe() if service else None,
+                )
+                try:
+                    task_status.started((hub, bound))
+                    await trio.to_thread.run_sync(aio.thread.join, abandon_on_cancel=True)
+                    raise RuntimeError("the gRPC thread stopped unexpectedly")
+                finally:
+                    # The matches unwind while gRPC still carries their streams' last status.
+                    nursery.cancel_scope.cancel()
+                    aio.request_stop()
+                    with trio.CancelScope(shield=True):
+                        await trio.to_thread.run_sync(aio.thread.join, 5.0)
+    finally:
+        if hub is not None and on_stop is not None and refused is None:
+            on_stop(hub)
     if refused is not None:
         raise refused

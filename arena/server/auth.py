@@ -17,10 +17,35 @@ ADMIN_PREFIX = "/grosstarock.arena.v1.AdminService/"
 
 def bearer_token(metadata: Any) -> str:
     """The token of an `authorization: Bearer <token>` metadata entry, or ''."""
-    for key, value in metadata or ():
-        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-            return value[len("Bearer ") :].strip()
-    return ""
+    return read_bearer(metadata, "token")[0]
+
+
+def read_bearer(metadata: Any, what: str) -> tuple[str, str]:
+    """(token, '') for an `authorization: Bearer <token>` entry; else ('', why there is none).
+
+    `what` names the credential in the reason ("seat token", "bot token", "operator token"):
+    the metadata is missing, or it is not of the Bearer scheme, or the token after it is empty.
+    Whether the token is known is the caller's to say (`unknown_token`). The scheme's name is
+    case-insensitive, as HTTP's are."""
+    values = [value for key, value in metadata or () if key == "authorization"]
+    if not values:
+        return "", f"missing {what}: no `authorization: Bearer <{what}>` metadata"
+    value = values[0]
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    scheme, _, token = str(value).strip().partition(" ")
+    if scheme.lower() != "bearer":
+        shown = scheme if len(scheme) <= 20 else scheme[:20] + "…"
+        return "", f"wrong authorization scheme {shown!r}: expected `authorization: Bearer <{what}>`"
+    token = token.strip()
+    if not token:
+        return "", f"missing {what}: nothing follows `Bearer` in the authorization metadata"
+    return token, ""
+
+
+def unknown_token(what: str, why: str) -> str:
+    """The refusal of a well-formed token that the server does not know, and why it may not."""
+    return f"unknown {what}: {why}"
 
 
 def load_operator_token(path: Path) -> str:
@@ -48,11 +73,19 @@ class OperatorCredential(grpc.aio.ServerInterceptor):
     def __init__(self, token: str | None) -> None:
         self._hash = hashlib.sha256(token.encode()).digest() if token else None
 
+    def refusal(self, metadata: Any) -> str:
+        """Why a call with this metadata may not use the admin service ('' when it may)."""
+        if self._hash is None:
+            return "this server has no operator credential"
+        offered, problem = read_bearer(metadata, "operator token")
+        if problem:
+            return problem
+        if hmac.compare_digest(hashlib.sha256(offered.encode()).digest(), self._hash):
+            return ""
+        return "wrong operator token: not this server's (`arena serve` keeps it in --operator-token-file)"
+
     def allows(self, metadata: Any) -> bool:
-        offered = bearer_token(metadata)
-        if self._hash is None or not offered:
-            return False
-        return hmac.compare_digest(hashlib.sha256(offered.encode()).digest(), self._hash)
+        return not self.refusal(metadata)
 
     async def intercept_service(
         self,
@@ -63,13 +96,9 @@ class OperatorCredential(grpc.aio.ServerInterceptor):
         method: str = handler_call_details.method
         if handler is None or not method.startswith(ADMIN_PREFIX):
             return handler
-        if self.allows(handler_call_details.invocation_metadata):
+        details = self.refusal(handler_call_details.invocation_metadata)
+        if not details:
             return handler
-        details = (
-            "this server has no operator credential"
-            if self._hash is None
-            else "missing or wrong operator token"
-        )
 
         async def deny(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, details)

@@ -16,7 +16,7 @@ import structlog
 import trio
 
 from ..live import Hub
-from ..server.auth import bearer_token
+from ..server.auth import read_bearer, unknown_token
 from ..server.bridge import Bridge, Close
 from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
@@ -104,13 +104,14 @@ class LobbyServicer(pb_grpc.LobbyServiceServicer):
         self.bridge = bridge
 
     async def Join(self, request: pb.LobbyJoin, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        token = bearer_token(context.invocation_metadata())
+        token, problem = read_bearer(context.invocation_metadata(), "bot token")
         loop = asyncio.get_running_loop()
         bot: BotRecord | None = None
         if token:
             bot = await loop.run_in_executor(None, self.store.bot_by_token, token)
         if bot is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or unknown bot token")
+            why = problem or unknown_token("bot token", "no bot registered in this arena has it")
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, why)
         assert bot is not None
         ratings = await loop.run_in_executor(None, self.store.ratings_of, bot.name)
         link = LobbyLink(self.bridge, context.peer())
