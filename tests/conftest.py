@@ -1,5 +1,6 @@
 """Fixtures shared by the test modules."""
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -8,6 +9,7 @@ import pytest
 
 # A real PostgreSQL server for the store's tests: see tests/postgres.py.
 from postgres import postgres_db, postgres_server, postgres_url
+from support.browser import CSP_LISTENER, Browser, csp_problems, find_chromium
 
 from arena.standing.store import Store
 
@@ -27,3 +29,31 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]
     opened = Store(url)
     yield opened
     opened.close()
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One Chromium for the module that reports every CSP violation (its log, and the page's
+    `securitypolicyviolation` events, listened to before any script of the page runs)."""
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
+        pytest.skip(
+            "no Chromium here (Debian: apt-get install chromium); CI installs it and runs these tests"
+        )
+    page = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        page.call("Log.enable", session=True)
+        page.call("Page.addScriptToEvaluateOnNewDocument", {"source": CSP_LISTENER}, session=True)
+        yield page
+    finally:
+        page.close()
+
+
+@pytest.fixture
+def browser(chromium: Browser) -> Iterator[Browser]:
+    """The module's Chromium; the test fails if a page it opened broke its policy."""
+    chromium.events.clear()
+    yield chromium
+    assert csp_problems(chromium) == []

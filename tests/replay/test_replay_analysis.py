@@ -26,7 +26,7 @@ import trio
 from support import BOTS
 
 # The viewer test drives the same headless Chromium as the replay page's tests.
-from support.browser import Browser, browser
+from support.browser import Browser
 
 from arena.engine import Action, find_variant
 from arena.referee.runner import MatchConfig
@@ -43,8 +43,6 @@ from arena.replay.read import Replay
 from arena.replay.timeline import action_text
 from arena.replay.verify import verify_replay
 from arena.server.local import EXAMPLE_BOTS, play_matches
-
-__all__ = ["browser"]
 
 BLUNDER_BOT = BOTS / "blunder_bot.py"
 SEED = 9

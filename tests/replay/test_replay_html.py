@@ -17,18 +17,16 @@ import base64
 import hashlib
 import html
 import json
-import os
 import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
 from support import BOTS
-from support.browser import Browser, find_chromium
+from support.browser import Browser, csp_problems
 
 from arena.engine import DealState, find_variant
 from arena.referee.runner import MatchConfig
@@ -45,55 +43,6 @@ SYMBOLS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
 # A Hello's bot name is free text: this one once made the HTML parser read the page's code as data.
 HOSTILE = "<!--<script>alert(1)</script>"
 HOSTILE_LABELS = ["<!--<script>", "</script><script>alert(2)</script>", "a\u2028b\u2029 &amp; <b>c</b>"]
-LISTEN = (
-    "window.__csp = [];"
-    "document.addEventListener('securitypolicyviolation',"
-    " e => window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline')));"
-)
-
-
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """One Chromium for the module that reports every CSP violation (its log, and the page's
-    `securitypolicyviolation` events, listened to before any script of the page runs)."""
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
-        pytest.skip(
-            "no Chromium here (Debian: apt-get install chromium); CI installs it and runs these tests"
-        )
-    page = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        page.call("Log.enable", session=True)
-        page.call("Page.addScriptToEvaluateOnNewDocument", {"source": LISTEN}, session=True)
-        yield page
-    finally:
-        page.close()
-
-
-def csp_problems(page: Browser) -> list[str]:
-    """What the browser refused or was asked since the last call: CSP violations, dialogs."""
-    listened = page.js("window.__csp || []")  # also reads the events that came before its answer
-    problems = [str(v) for v in listened]
-    for event in page.events:
-        method, params = event.get("method"), event.get("params", {})
-        if method == "Log.entryAdded" and "Content Security Policy" in params["entry"]["text"]:
-            problems.append(params["entry"]["text"])
-        elif method == "Page.javascriptDialogOpening":
-            problems.append(f"a dialog: {params.get('message')}")
-    page.events.clear()
-    return problems
-
-
-@pytest.fixture
-def browser(chromium: Browser) -> Iterator[Browser]:
-    """The module's Chromium; the test fails if a page it opened broke its policy."""
-    chromium.events.clear()
-    yield chromium
-    assert csp_problems(chromium) == []
-
-
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> tuple[Replay, Path]:
     """A real grosstarock match in which seat 1 only ever answers illegally, and its page."""

@@ -11,11 +11,8 @@ import select
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 FLAGS = (
     "--headless",
@@ -166,17 +163,23 @@ class Browser:
         os.close(self._from_browser)
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
-        pytest.skip(
-            "no Chromium here (Debian: apt-get install chromium); CI installs it and runs these tests"
-        )
-    page = Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield page
-    finally:
-        page.close()
+# Collects the page's `securitypolicyviolation` events, installed before any script of the page runs.
+CSP_LISTENER = (
+    "window.__csp = [];"
+    "document.addEventListener('securitypolicyviolation',"
+    " e => window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline')));"
+)
+
+
+def csp_problems(page: Browser) -> list[str]:
+    """What the browser refused or was asked since the last call: CSP violations, dialogs."""
+    listened = page.js("window.__csp || []")  # also reads the events that came before its answer
+    problems = [str(v) for v in listened]
+    for event in page.events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Log.entryAdded" and "Content Security Policy" in params["entry"]["text"]:
+            problems.append(params["entry"]["text"])
+        elif method == "Page.javascriptDialogOpening":
+            problems.append(f"a dialog: {params.get('message')}")
+    page.events.clear()
+    return problems

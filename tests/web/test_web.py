@@ -36,7 +36,7 @@ import trio.testing
 from sse_starlette import ServerSentEvent
 from support import wait_for
 from support.admin import admin_channel
-from support.browser import find_chromium
+from support.browser import CSP_LISTENER, find_chromium
 from support.standing import lobby_bot
 
 from arena.engine import find_variant
@@ -54,11 +54,6 @@ playwright_sync = pytest.importorskip("playwright.sync_api")
 
 OPERATOR = "web-test-operator"
 XSS = "<!--<script>alert(1)</script>"
-CSP_LISTENER = (
-    "window.__csp = [];"
-    "document.addEventListener('securitypolicyviolation',"
-    " e => window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline')));"
-)
 BOTS = ("alpha", "beta", "gamma")
 CONFIG = """[arena]
 variants = ["grosstarock"]
