@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 import pytest
 from support import act, legal, new_deal
+from support.rules import CODES, FACE_LETTERS, SUIT_LETTERS, card_value, codes, full_hands, reference_piles
 
 from arena.engine import (
     CARDS,
@@ -30,9 +31,6 @@ from arena.engine.scoring import p001_points, p78_points, settle_fool
 
 # ---------------------------------------------------------------------------- spec tables (§6, §1)
 
-SUIT_LETTERS = "SHDC"
-FACE_LETTERS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "C", "Q", "K"]
-SPEC_CODES = [s + f for s in SUIT_LETTERS for f in FACE_LETTERS] + [f"T{n}" for n in range(1, 22)] + ["EX"]
 TAROK_CODES = [f"T{n}" for n in range(1, 22)]
 KING_CODES = ["SK", "HK", "DK", "CK"]
 
@@ -40,14 +38,6 @@ KING_CODES = ["SK", "HK", "DK", "CK"]
 BLACK_ORDER = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "C", "Q", "K"]
 RED_REVERSED_ORDER = ["10", "9", "8", "7", "6", "5", "4", "3", "2", "A", "J", "C", "Q", "K"]
 
-
-def spec_value(code: str) -> int:
-    """G-CP-1 value of one card, from its code."""
-    if code in ("T1", "T21", "EX"):
-        return 5
-    if code.startswith("T"):
-        return 1
-    return {"K": 5, "Q": 4, "C": 3, "J": 2}.get(code[1:], 1)
 
 
 def suit_of(code: str) -> str:
@@ -86,9 +76,6 @@ def ref_legal_next_card(hand: list[str], trick: list[str]) -> set[str]:
     return follow | ({"EX"} & set(hand))
 
 
-def codes(cards: Iterable[int]) -> list[str]:
-    return [str(c) for c in cards]
-
 
 def parse(pile: Iterable[str]) -> list[Card]:
     return [Card.parse(c) for c in pile]
@@ -96,28 +83,6 @@ def parse(pile: Iterable[str]) -> list[Card]:
 
 # ---------------------------------------------------------------------------- helpers
 
-
-def full_hands(
-    variant_name: str, dealer: int, roles: dict[str, list[str]], options: dict[str, str] | None = None
-) -> DealState:
-    """A deal in which forehand `F`, middlehand `M` and dealer `D` hold exactly the given cards.
-
-    One role may be omitted; it receives every other card.
-    """
-    variant = find_variant(variant_name, options or {})
-    order = DealState(variant, dealer, list(CARDS)).order
-    seat_of = dict(zip("FMD", order, strict=True))
-    given = [c for hand in roles.values() for c in hand]
-    assert len(given) == len(set(given)), "a card is given twice"
-    missing = [r for r in "FMD" if r not in roles]
-    hands = {seat_of[r]: list(h) for r, h in roles.items()}
-    if missing:
-        (role,) = missing
-        hands[seat_of[role]] = [c for c in SPEC_CODES if c not in given]
-    state = new_deal(variant_name, hands=hands, dealer=dealer, options=options or {})
-    for seat, hand in hands.items():
-        assert sorted(codes(state.hands[seat]), key=SPEC_CODES.index) == sorted(hand, key=SPEC_CODES.index)
-    return state
 
 
 def to_trick_one(state: DealState, discard: Iterable[str] = ()) -> DealState:
@@ -169,7 +134,7 @@ def one_trick(name: str, lead: str, second: str, options: dict[str, str] | None 
     led = suit_of(lead)
     held = [s for s in SUIT_LETTERS if s not in (led, suit_of(second))][:2]
     d_hand = [s + f for s in held for f in FACE_LETTERS]
-    rest = [c for c in SPEC_CODES if c not in d_hand and c not in (lead, second)]
+    rest = [c for c in CODES if c not in d_hand and c not in (lead, second)]
     # When `second` is of another suit, middlehand must be void in the led suit.
     f_first = [c for c in rest if suit_of(c) == led] if suit_of(second) != led else []
     f_fill = [c for c in rest if c not in f_first]
@@ -187,8 +152,8 @@ def one_trick(name: str, lead: str, second: str, options: dict[str, str] | None 
 
 def test_g_code_1_every_code_round_trips() -> None:
     """G-CODE-1: all 78 canonical codes parse and print back unchanged; repr round-trips too."""
-    assert len(SPEC_CODES) == 78 == len(set(SPEC_CODES))
-    for code in SPEC_CODES:
+    assert len(CODES) == 78 == len(set(CODES))
+    for code in CODES:
         card = Card.parse(code)
         assert str(card) == code
         assert card.code == code
@@ -218,7 +183,7 @@ def test_g_code_1_examples(code: str, index: int) -> None:
 
 def test_g_code_1_lowercase_accepted_printed_uppercase() -> None:
     """G-CODE-1: parsers may accept lowercase and must print uppercase."""
-    for code in SPEC_CODES:
+    for code in CODES:
         for variant in (code.lower(), code[0].lower() + code[1:], code[0] + code[1:].lower()):
             card = Card.parse(variant)
             assert card == Card.parse(code)
@@ -348,7 +313,7 @@ def test_g_code_6_decks_are_permutations() -> None:
     """G-CODE-6: the canonical deck is index order 0…77; a shuffled deck is a permutation of the
     78 cards; a deck that is not one is rejected."""
     assert [int(c) for c in canonical_deck()] == list(range(78))
-    assert codes(canonical_deck()) == SPEC_CODES
+    assert codes(canonical_deck()) == CODES
     deck = deck_for(11, 2)
     assert sorted(deck) == list(range(78)) and deck != list(range(78))
     variant = find_variant("grosstarock")
@@ -369,7 +334,7 @@ def test_g_pack_2_fool_is_not_a_tarok() -> None:
     assert [c.code for c in CARDS if c.is_tarok] == TAROK_CODES
     assert not Card.parse("EX").is_tarok
     v_hand = TAROK_CODES + KING_CODES
-    m_hand = ["EX", *[c for c in SPEC_CODES if c not in v_hand and c != "EX"][:24]]
+    m_hand = ["EX", *[c for c in CODES if c not in v_hand and c != "EX"][:24]]
     state = full_hands("grosstarock", 0, {"F": v_hand, "M": m_hand})
     to_trick_one(state, discard=[str(c) for c in state.hands[state.dealer][:3]])
     _f, m, _d = state.order
@@ -381,8 +346,8 @@ def test_g_pack_2_fool_is_not_a_tarok() -> None:
 
 def test_g_pack_2_fool_with_taroks_must_still_follow_taroks() -> None:
     """G-PACK-2/G-TRICK-4: holding taroks and EX on a tarok lead: a tarok or EX, nothing else."""
-    f_hand = ["T5", *[c for c in SPEC_CODES if c.startswith(("S", "H"))][:24]]
-    m_hand = ["EX", "T6", "T7", *[c for c in SPEC_CODES if c[0] in "DC"][:22]]
+    f_hand = ["T5", *[c for c in CODES if c.startswith(("S", "H"))][:24]]
+    m_hand = ["EX", "T6", "T7", *[c for c in CODES if c[0] in "DC"][:22]]
     state = full_hands("grosstarock", 0, {"F": f_hand, "M": m_hand})
     to_trick_one(state)
     play(state, "T5")
@@ -458,7 +423,7 @@ def test_g_rank_3_danish_pots_red_pips_option(
 def test_g_cp_1_example_and_pack_total() -> None:
     """G-CP-1: Queen + Jack + 7 = 4 + 2 + 1 − 2 = 5; the pack is worth 78 (Σv = 130, 26 triplets)."""
     assert p78_points(parse(["SQ", "HJ", "D7"])) == 5
-    assert sum(spec_value(c) for c in SPEC_CODES) == 130
+    assert sum(card_value(c) for c in CODES) == 130
     assert p78_points(CARDS) == 78
 
 
@@ -478,14 +443,14 @@ def test_g_cp_1_example_and_pack_total() -> None:
 )
 def test_g_cp_1_values(pile: list[str], points: int) -> None:
     """G-CP-1: v = 5 (T1, T21, EX, Kings), 4 Queens, 3 Cavaliers, 2 Jacks, 1 blanks; CP = Σv − 2·N/3."""
-    assert p78_points(parse(pile)) == points == sum(spec_value(c) for c in pile) - 2 * len(pile) // 3
+    assert p78_points(parse(pile)) == points == sum(card_value(c) for c in pile) - 2 * len(pile) // 3
 
 
 def test_g_cp_1_grouping_does_not_matter() -> None:
     """G-CP-1: any grouping of a pile into triplets gives the same total."""
     rng = random.Random(5)
     for _ in range(20):
-        pile = rng.sample(SPEC_CODES, 3 * rng.randint(1, 26))
+        pile = rng.sample(CODES, 3 * rng.randint(1, 26))
         rng.shuffle(pile)
         grouped = sum(p78_points(parse(pile[i : i + 3])) for i in range(0, len(pile), 3))
         assert grouped == p78_points(parse(pile))
@@ -495,7 +460,7 @@ def test_g_cp_1_grouping_does_not_matter() -> None:
 def test_g_cp_3_pile_size_must_be_a_multiple_of_three(size: int) -> None:
     """G-CP-3: counting a pile whose size is not divisible by 3 is an error."""
     with pytest.raises(AssertionError):
-        p78_points(parse(SPEC_CODES[:size]))
+        p78_points(parse(CODES[:size]))
 
 
 @pytest.mark.parametrize(
@@ -631,7 +596,7 @@ def test_g_seat_5_danish_redeal_keeps_the_dealer() -> None:
     count as a dealer turn, G-SEAT-7)."""
     match = Match(find_variant("danish"), seed=1, deals=3)
     assert match.dealer == 0
-    no_tarok = [c for c in SPEC_CODES if suit_of(c) in ("S", "H")][:25]
+    no_tarok = [c for c in CODES if suit_of(c) in ("S", "H")][:25]
     middlehand = DealState(find_variant("danish"), 0, list(CARDS)).order[1]
     state = new_deal("danish", hands={middlehand: no_tarok}, dealer=0, pots=match.pots)
     # Redeal round from forehand: forehand passes, middlehand (no tarok) claims.
@@ -781,8 +746,8 @@ def test_g_trick_4_property_legal_sets_in_random_grosstarock_deals() -> None:
 def test_g_trick_3_next_card_fool_led() -> None:
     """G-TRICK-3 `next_card`: after a led Fool the second player may play any card; the second
     card's suit is the led suit for the third player."""
-    f_hand = ["EX", *[c for c in SPEC_CODES if c.startswith("C")], *TAROK_CODES[:10]]
-    m_hand = ["S5", "T15", *[c for c in SPEC_CODES if c.startswith("H")], *TAROK_CODES[15:], "DA", "D2", "D3"]
+    f_hand = ["EX", *[c for c in CODES if c.startswith("C")], *TAROK_CODES[:10]]
+    m_hand = ["S5", "T15", *[c for c in CODES if c.startswith("H")], *TAROK_CODES[15:], "DA", "D2", "D3"]
     state = full_hands("grosstarock", 0, {"F": f_hand, "M": m_hand})
     f, m, d = state.order
     to_trick_one(state)
@@ -896,7 +861,7 @@ def _vole_deal(m_hand: list[str], discard: list[str]) -> tuple[DealState, int, i
 def test_g_trick_7_exchange_lowest_value_then_lowest_index() -> None:
     """G-TRICK-7: the Fool's owner gives the creditor the card of lowest value in his pile other
     than the Fool, ties broken by lowest canonical index; the dealer's skat is part of his pile."""
-    non_kings = [c for c in SPEC_CODES if c not in VOLE_HAND and c != "EX"]
+    non_kings = [c for c in CODES if c not in VOLE_HAND and c != "EX"]
     d_hand = ["EX", "S5", "SQ", "S2", *[c for c in non_kings if c not in ("S5", "SQ", "S2")][:24]]
     m_hand = [c for c in non_kings if c not in d_hand]
     state, f, _m, d = _vole_deal(m_hand, discard=["S5", "SQ", "S2"])  # S2 laid away last
@@ -912,10 +877,10 @@ def test_g_trick_7_exchange_lowest_value_then_lowest_index() -> None:
 
 def test_g_trick_7_pile_with_only_the_fool_gives_the_fool() -> None:
     """G-TRICK-7: an owner whose pile holds nothing but the Fool gives the Fool itself."""
-    non_kings = [c for c in SPEC_CODES if c not in VOLE_HAND and c != "EX"]
+    non_kings = [c for c in CODES if c not in VOLE_HAND and c != "EX"]
     m_hand = ["EX", *non_kings[:24]]
     state = full_hands("grosstarock", 0, {"F": VOLE_HAND, "M": m_hand})
-    blanks = [c for c in codes(state.hands[state.dealer]) if spec_value(c) == 1][:3]
+    blanks = [c for c in codes(state.hands[state.dealer]) if card_value(c) == 1][:3]
     state, f, m, d = _vole_deal(m_hand, discard=blanks)
     assert state.tricks[0].card_of(m) == Card.parse("EX")
     assert state.fool_debts == [(m, f, 1)]
@@ -931,22 +896,7 @@ def test_g_trick_6_7_property_final_piles() -> None:
     from the tricks, the skat and the exchange rule."""
     for seed in range(200):
         state = random_deal("grosstarock", seed)
-        piles: dict[int, list[str]] = {s: [] for s in range(3)}
-        piles[state.dealer] += codes(state.skat)
-        debts = []
-        for trick in state.tricks:
-            for seat, card in trick.plays:
-                if str(card) == "EX" and trick.number <= 22:
-                    piles[seat].append("EX")
-                    if seat != trick.winner:
-                        debts.append((seat, trick.winner))
-                else:
-                    piles[trick.winner].append(str(card))
-        for owner, creditor in debts:
-            others = [c for c in piles[owner] if c != "EX"]
-            give = min(others, key=lambda c: (spec_value(c), SPEC_CODES.index(c))) if others else "EX"
-            piles[owner].remove(give)
-            piles[creditor].append(give)
+        piles = reference_piles(state)
         engine = settle_fool(state)
         for seat in range(3):
             assert sorted(codes(engine[seat])) == sorted(piles[seat])

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import pytest
 from support import act, legal, new_deal
+from support.rules import codes
 
 from arena.engine import (
     CARDS,
@@ -67,9 +68,6 @@ def deal3(hands, dealer: int = 0) -> DealState:
 def deal4(hands, dealer: int = 0) -> DealState:
     return new_deal(NAME, hands, dealer=dealer, options={"players": 4})
 
-
-def codes(cards: Iterable[int]) -> list[str]:
-    return [str(Card(c)) for c in cards]
 
 
 def drive(state: DealState, order=None, keep=None, discard=(), declare=None, until=None) -> DealState:

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 
 import pytest
 from support import act, legal, new_deal
+from support.rules import CODES, FACE_LETTERS, SUIT_LETTERS, card_value, codes, full_hands, reference_piles
 
 from arena.engine import (
-    CARDS,
     Card,
     ConfigError,
     DealState,
@@ -30,24 +30,13 @@ from arena.engine.scoring import settle_fool
 
 # ---------------------------------------------------------------------------- spec tables
 
-SUITS = "SHDC"
-FACES = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "C", "Q", "K"]
-ALL = [s + f for s in SUITS for f in FACES] + [f"T{n}" for n in range(1, 22)] + ["EX"]
 TAROKS = [f"T{n}" for n in range(1, 22)]
 KINGS = ["SK", "HK", "DK", "CK"]
-PIPS = [s + f for s in SUITS for f in FACES[:10]]  # G-PACK-5 Ladons
-BLACK = FACES
+PIPS = [s + f for s in SUIT_LETTERS for f in FACE_LETTERS[:10]]  # G-PACK-5 Ladons
+BLACK = FACE_LETTERS
 RED = ["10", "9", "8", "7", "6", "5", "4", "3", "2", "A", "J", "C", "Q", "K"]
 Policy = Callable[[DealState], "str | None"]
 
-
-def value(code: str) -> int:
-    """G-CP-1 card value."""
-    if code in ("T1", "T21", "EX"):
-        return 5
-    if code.startswith("T"):
-        return 1
-    return {"K": 5, "Q": 4, "C": 3, "J": 2}.get(code[1:], 1)
 
 
 def strength(code: str) -> int:
@@ -59,14 +48,11 @@ def strength(code: str) -> int:
     return (RED if code[0] in "HD" else BLACK).index(code[1:])
 
 
-def codes(cards: Iterable[int]) -> list[str]:
-    return [str(c) for c in cards]
-
 
 def cp(pile: Iterable[str]) -> int:
     pile = list(pile)
     assert len(pile) % 3 == 0
-    return sum(value(c) for c in pile) - 2 * len(pile) // 3
+    return sum(card_value(c) for c in pile) - 2 * len(pile) // 3
 
 
 # ---------------------------------------------------------------------------- reference (RULES §2)
@@ -90,14 +76,14 @@ def ref_combinations(
     k = len(hand & {"SK", "HK", "DK", "CK", "T1", "EX", "T21"})
     if k >= 3:
         out[("kings", None)] = (k, 5 + 5 * (k - 3))
-    for s in SUITS:
+    for s in SUIT_LETTERS:
         courts = hand & {s + r for r in "KQCJ"}
         if len(courts) == 4:
             out[("cavallerie", s)] = (4, 10)
         elif len(courts) == 3 and "EX" in hand:
             out[("half_cavallerie", s)] = (4, 5)
     for name, r in (("four_queens", "Q"), ("four_cavaliers", "C"), ("four_jacks", "J")):
-        if all(s + r in hand for s in SUITS):
+        if all(s + r in hand for s in SUIT_LETTERS):
             out[(name, None)] = (4, 5)
     ladons = [c for c in hand if c in PIPS or (all_blanks and c.startswith("T") and c not in ("T1", "T21"))]
     if len(ladons) >= 16:
@@ -115,26 +101,6 @@ def dealt_hands(state: DealState) -> dict[int, list[str]]:
     hands[state.dealer] += d[75:78]
     return hands
 
-
-def ref_piles(state: DealState) -> dict[int, list[str]]:
-    """DUM-DISC-1, DUM-PLAY-2, G-TRICK-6/7: final piles."""
-    piles: dict[int, list[str]] = {s: [] for s in range(3)}
-    piles[state.dealer] += codes(state.skat)
-    debts = []
-    for trick in state.tricks:
-        for seat, card in trick.plays:
-            if str(card) == "EX" and trick.number <= 22:
-                piles[seat].append("EX")
-                if seat != trick.winner:
-                    debts.append((seat, trick.winner))
-            else:
-                piles[trick.winner].append(str(card))
-    for owner, creditor in debts:
-        rest = [c for c in piles[owner] if c != "EX"]
-        give = min(rest, key=lambda c: (value(c), ALL.index(c))) if rest else "EX"
-        piles[owner].remove(give)
-        piles[creditor].append(give)
-    return piles
 
 
 def vole_value(t: int) -> int:
@@ -184,7 +150,7 @@ def ref_score(state: DealState, cancels: str = "all") -> dict[str, dict[int, int
         name, t = ann.get(noloist, ("", 0))
         from_each("DUM-BON-6", noloist, nolo_values(t)[0] if name == "nolo" else 26)
     if noloist is None:
-        piles = ref_piles(state)
+        piles = reference_piles(state)
         for s in range(3):
             out["DUM-CARD-1"][s] += cp(piles[s]) - 26
     if noloist is None or cancels == "cards_only":
@@ -220,22 +186,6 @@ def assert_zero_sum(state: DealState) -> None:
 
 # ---------------------------------------------------------------------------- deal helpers
 
-
-def full_hands(dealer: int, roles: dict[str, list[str]], options: dict[str, str] | None = None) -> DealState:
-    """A `grosstarock` deal where forehand F, middlehand M and dealer D hold exactly the given
-    cards; the one role left out gets every other card."""
-    order = DealState(find_variant("grosstarock"), dealer, list(CARDS)).order
-    seat_of = dict(zip("FMD", order, strict=True))
-    given = [c for hand in roles.values() for c in hand]
-    assert len(given) == len(set(given))
-    hands = {seat_of[r]: list(h) for r, h in roles.items()}
-    for role in "FMD":
-        if role not in roles:
-            hands[seat_of[role]] = [c for c in ALL if c not in given]
-    state = new_deal("grosstarock", hands=hands, dealer=dealer, options=options or {})
-    for seat, hand in hands.items():
-        assert sorted(codes(state.hands[seat])) == sorted(hand)
-    return state
 
 
 def drive(
@@ -302,7 +252,7 @@ def random_deal(seed: int, options: dict[str, str] | None = None) -> DealState:
 
 # Vole layout: forehand holds every tarok and every King and wins all 25 tricks.
 VOLE_HAND = TAROKS + KINGS
-OTHERS = [c for c in ALL if c not in VOLE_HAND and c != "EX"]  # 52 cards
+OTHERS = [c for c in CODES if c not in VOLE_HAND and c != "EX"]  # 52 cards
 
 
 def vole_deal(
@@ -315,9 +265,9 @@ def vole_deal(
     """F holds T1…T21 and the four Kings (Kings first, then T2…T21, T1 in trick 25); M holds EX
     and 24 low cards and plays EX in `fool_trick`; D lays away three blanks."""
     m_hand = ["EX", *OTHERS[:24]]
-    state = full_hands(dealer, {"F": VOLE_HAND, "M": m_hand}, options)
+    state = full_hands("grosstarock", dealer, {"F": VOLE_HAND, "M": m_hand}, options)
     f, m, d = state.order
-    d_blanks = [c for c in codes(state.hands[d]) if value(c) == 1][:3]
+    d_blanks = [c for c in codes(state.hands[d]) if card_value(c) == 1][:3]
 
     def play(s: DealState) -> str | None:
         if s.turn == f:
@@ -405,14 +355,14 @@ def nolo_deal(
     announce: Policy | None = None, options: dict[str, str] | None = None, declare: Policy | None = None
 ) -> tuple[DealState, int, int, int]:
     """F and D (the dealer, with T21, T1 and EX) play their strongest cards; M plays his lowest."""
-    state = full_hands(0, {"F": NOLO_F, "M": NOLO_HAND}, options)
+    state = full_hands("grosstarock", 0, {"F": NOLO_F, "M": NOLO_HAND}, options)
     f, m, d = state.order
     assert {"T21", "T1", "EX"} <= set(codes(state.hands[d]))
 
     def play(s: DealState) -> str | None:
         return lowest(s) if s.turn == m else highest(s)
 
-    d_blanks = [c for c in codes(state.hands[d]) if value(c) == 1 and not c.startswith("T")][:3]
+    d_blanks = [c for c in codes(state.hands[d]) if card_value(c) == 1 and not c.startswith("T")][:3]
     drive(state, play=play, announce=announce, declare=declare, discard=d_blanks)
     assert state.tricks_won[m] == 0 and state.tricks_won[f] > 0 and state.tricks_won[d] > 0
     return state, f, m, d
@@ -484,7 +434,7 @@ def test_dum_disc_1_three_cards_laid_away_count_for_the_dealer() -> None:
     piles = settle_fool(state)
     assert set(skat) <= set(codes(piles[1]))
     assert sum(state.tricks_won) == 25 and len(state.tricks) == 25
-    assert state.result().card_points == [cp(ref_piles(state)[s]) for s in range(3)]
+    assert state.result().card_points == [cp(reference_piles(state)[s]) for s in range(3)]
     assert sum(state.result().card_points) == 78
 
 
@@ -643,7 +593,7 @@ def test_dum_decl_3_property_random_hands() -> None:
     """DUM-DECL-3: the combinations of 400 random 25-card hands, both Ladon options."""
     rng = random.Random(12)
     for _ in range(400):
-        hand = rng.sample(ALL, 25)
+        hand = rng.sample(CODES, 25)
         assert combos_of(hand) == ref_combinations(hand)
         assert combos_of(hand, {"ladons": "all_blanks"}) == ref_combinations(hand, all_blanks=True)
 
@@ -652,7 +602,7 @@ def declaring_deal(dealer: int = 0) -> DealState:
     """F: 12 taroks with T1 and EX, Cavallerie S, Four Queens, Kings (SK T1 EX); M: 25 pips."""
     f_hand = ["T1", "EX", *TAROKS[1:11], "SK", "SQ", "SC", "SJ", "HQ", "DQ", "CQ", *LOW[:6]]
     m_hand = [c for c in PIPS if c not in f_hand][:25]
-    return full_hands(dealer, {"F": f_hand, "M": m_hand})
+    return full_hands("grosstarock", dealer, {"F": f_hand, "M": m_hand})
 
 
 def test_dum_decl_1_order_from_dealer_clockwise_and_optional() -> None:
@@ -884,9 +834,9 @@ def test_dum_ann_3_property_rounds_in_random_deals() -> None:
 def test_dum_play_1_skus_led_second_card_defines_the_suit() -> None:
     """DUM-PLAY-1 (G-TRICK-3 `next_card`): the Sküs may be led; the second card (here a tarok)
     defines the led suit for the third player."""
-    f_hand = ["EX", *[c for c in ALL if c[0] in "SH"][:24]]
-    m_hand = ["T3", *[c for c in ALL if c[0] == "D"], *TAROKS[10:20]]
-    state = full_hands(0, {"F": f_hand, "M": m_hand})
+    f_hand = ["EX", *[c for c in CODES if c[0] in "SH"][:24]]
+    m_hand = ["T3", *[c for c in CODES if c[0] == "D"], *TAROKS[10:20]]
+    state = full_hands("grosstarock", 0, {"F": f_hand, "M": m_hand})
     f, m, d = state.order
     drive(state, until=lambda s: s.phase == "play")
     act(state, "play EX")
@@ -929,7 +879,7 @@ def test_dum_play_2_skus_retained_until_22_captured_from_23(k: int) -> None:
             owner_pile = codes(state.piles[holder]) + (codes(state.skat) if holder == state.dealer else [])
             assert ("EX" in codes(piles[holder])) == (len(owner_pile) > 1)
         assert {s: sorted(codes(p)) for s, p in enumerate(piles)} == {
-            s: sorted(p) for s, p in ref_piles(state).items()
+            s: sorted(p) for s, p in reference_piles(state).items()
         }
 
 
@@ -990,8 +940,8 @@ def test_dum_bon_5_vole_maker_who_announced_nolo_gets_26() -> None:
 def failing_vole_deal(announce: Policy | None = None) -> tuple[DealState, int, int, int]:
     """F: T2…T21, the Kings and S2 (led in trick 15); M holds T1 (lost on the first tarok lead)."""
     f_hand = [*TAROKS[1:], *KINGS, "S2"]
-    m_hand = ["T1", "EX", *[s + f for s in SUITS for f in FACES[:6] if s + f != "S2"]]
-    state = full_hands(0, {"F": f_hand, "M": m_hand})
+    m_hand = ["T1", "EX", *[s + f for s in SUIT_LETTERS for f in FACE_LETTERS[:6] if s + f != "S2"]]
+    state = full_hands("grosstarock", 0, {"F": f_hand, "M": m_hand})
     f, m, d = state.order
 
     def play(s: DealState) -> str | None:
@@ -1001,9 +951,8 @@ def failing_vole_deal(announce: Policy | None = None) -> tuple[DealState, int, i
             return keep_last("S2")(s)
         return prefer_last("EX")(s)
 
-    drive(
-        state, play=play, announce=announce, discard=[c for c in codes(state.hands[d]) if value(c) == 1][:3]
-    )
+    blanks = [c for c in codes(state.hands[d]) if card_value(c) == 1][:3]
+    drive(state, play=play, announce=announce, discard=blanks)
     assert state.tricks_won[f] == 24 and state.tricks[14].winner != f
     return state, f, m, d
 
@@ -1039,7 +988,7 @@ def test_dum_bon_5_failed_vole_other_windows(trick: int, amount: int) -> None:
 def _nolo_expectations(state: DealState, f: int, m: int, d: int) -> dict[str, dict[int, int]]:
     ref = ref_score(state, cancels="cards_only")
     assert any(rule in ref for rule in ("DUM-BON-1", "DUM-BON-2", "DUM-BON-3", "DUM-BON-4"))
-    piles = ref_piles(state)
+    piles = reference_piles(state)
     assert any(cp(piles[s]) != 26 for s in range(3))
     return ref
 
