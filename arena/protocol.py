@@ -20,7 +20,7 @@ fixed facts, completed tricks, declarations) are encoded once per deal, and what
 see is asked of the functions `seat_view` uses (`own_discard`, `public_contract`,
 `visible_talon`, `known_partner`). Every field number is read from the generated descriptor,
 so arena.proto stays their only source. The bytes parse to exactly the message
-`view_message(seat_view(…))` builds: tests/test_protocol.py checks it for every seat at every
+`view_message(seat_view(…))` builds: tests/protocol/test_protocol.py checks it for every seat at every
 step of every variant and option set.
 """
 

@@ -1,5 +1,5 @@
 """A TCP proxy on 127.0.0.1 that delays every byte by a fixed time in each direction: a distant
-network for a real bot process and the real server (tests/test_latency.py).
+network for a real bot process and the real server (tests/server/test_latency.py).
 
 Each direction keeps its order and its throughput; only the latency grows, as on a long link.
 

@@ -1,5 +1,5 @@
 """Play random matches of every variant and option set and print one digest per match, with the
-engine build that ran: tests/test_builds.py runs it under the compiled and the pure build and
+engine build that ran: tests/engine/test_builds.py runs it under the compiled and the pure build and
 compares the lines.
 
     python tests/engine_digest.py MATCHES [SEED]

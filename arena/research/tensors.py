@@ -6,7 +6,7 @@ decision is slow, so the environment and the OpenSpiel game use a `SeatTensor` p
 a row written in place, where `sync()` writes only the entries that changed since its last sync.
 It reads exactly the fields `observation` puts in the seat's view, and asks arena/engine/views.py
 what the seat may see (its own discard, the public contract, the shown talon, the partner);
-tests/test_research.py holds the two equal at every decision, and the compiled and pure builds
+tests/research/test_research.py holds the two equal at every decision, and the compiled and pure builds
 equal byte for byte.
 
 How a change is found, block by block: what only grows (finished tricks, declarations,

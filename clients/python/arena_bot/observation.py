@@ -4,7 +4,7 @@ The server encodes `arena.engine.observation(state, seat)` into the `View` it se
 (arena/protocol.py); `view_observation` is the way back, key for key, so that code written
 against the engine's information sets (the search layer, the research environments) can be fed
 what a seat receives over the wire and nothing else. A test checks the two are equal at every
-decision of every variant (tests/test_search_bot.py).
+decision of every variant (tests/search/test_search_bot.py).
 """
 
 from __future__ import annotations
