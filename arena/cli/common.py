@@ -142,20 +142,23 @@ def listen_port(text: str) -> int:
     return _whole(text, 0, f"a port from 1 to {PORT_MAX}, or 0 for a free one", PORT_MAX)
 
 
-SCHEMES = ("grpc://", "http://", "grpcs://", "https://")
+SCHEMES = ("grpc://", "http://", "grpcs://", "https://", "tls://")
 ADDRESS_HELP = "HOST:PORT (e.g. 127.0.0.1:50051, [::1]:50051) or unix:PATH"
 
 
 def address_problem(text: str, least_port: int = 1, unix: bool = True) -> str | None:
     """What is wrong with a server address, or None. An address is HOST:PORT (an IPv6 host in
-    brackets; a grpc://, http://, grpcs:// or https:// in front is allowed) or unix:PATH: a port is
-    never implied (gRPC would dial 443). The Python SDK has the same rule
-    (clients/python/arena_bot/address.py); tests/cli/test_bad_input.py holds them to it."""
+    brackets; grpc://, http://, grpcs://, https:// or tls:// in front) or unix:PATH: a port is never
+    implied (gRPC would dial 443). The command line (arena/cli/common.py) and the Python SDK
+    (clients/python/arena_bot/address.py) have this same function; tests/cli/test_bad_input.py
+    holds them to it."""
     if unix and text.startswith("unix:"):
         return None if text.removeprefix("unix:").removeprefix("//") else "no path after unix:"
     rest = next((text[len(s) :] for s in SCHEMES if text.startswith(s)), text)
-    if not rest or rest != rest.strip():
-        return "no address" if not rest.strip() else "spaces around the address"
+    if not rest.strip():
+        return "no address"
+    if rest != rest.strip():
+        return "spaces around the address"
     if rest.startswith("["):
         host, bracket, tail = rest[1:].partition("]")
         if not bracket:

@@ -53,6 +53,7 @@ from typing import Any, Literal
 
 import grpc
 
+from arena_bot.address import check_address
 from arena_bot.match import (
     PROTOCOL_VERSION,
     RETRYABLE,
@@ -227,6 +228,11 @@ class Lobby:
         token = bot_token or os.environ.get("ARENA_BOT_TOKEN", "")
         if not self.addresses:
             raise BotError("no server address: pass --address or set ARENA_ADDRESS")
+        try:
+            for each in self.addresses:
+                check_address(each)
+        except ValueError as error:
+            raise BotError(str(error)) from None
         random.shuffle(self.addresses)  # bots given the same list spread over the servers
         self.address = ",".join(self.addresses)
         self._balanced = balanced_target(self.addresses)

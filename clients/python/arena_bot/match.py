@@ -31,6 +31,7 @@ from typing import Any
 
 import grpc
 
+from arena_bot.address import check_address
 from arena_bot.v1 import arena_pb2, arena_pb2_grpc
 
 __all__ = [
@@ -268,6 +269,10 @@ def run_bot(
     token = token or os.environ.get("ARENA_TOKEN", "")
     if not address:
         raise BotError("no server address: pass --address or set ARENA_ADDRESS")
+    try:
+        check_address(address)  # without a port gRPC would dial 443 and retry for the whole reconnect time
+    except ValueError as error:
+        raise BotError(str(error)) from None
     if not token:
         raise BotError("no seat token: pass --token or set ARENA_TOKEN")
     bot = decide if isinstance(decide, Bot) else None
