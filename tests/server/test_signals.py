@@ -283,8 +283,8 @@ MAIN_WITH = textwrap.dedent(
                 print("waiting", flush=True)
 
     class Parser:
-        def parse_args(self, argv):
-            return argparse.Namespace(command="test", run=lambda args: trio.run(command, sys.argv[1]))
+        def parse_known_args(self, argv):
+            return argparse.Namespace(command="test", run=lambda args: trio.run(command, sys.argv[1])), []
 
     cli.build_parser = Parser
     sys.exit(cli.main([]))
