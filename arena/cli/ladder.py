@@ -90,7 +90,7 @@ def register(commands: Any) -> None:
         description="Play every match of LADDER.toml not yet in its database, recording each as it "
         "ends. Stopped at any moment and started again, it continues where it stopped.",
     )
-    run.add_argument("ladder", type=Path, metavar="LADDER.toml")
+    run.add_argument("ladder", type=Path, metavar="LADDER.toml", help="the ladder file (docs/LADDER.md)")
     run.add_argument("--db", type=Path, metavar="DB", help="database (default: the ladder file's `database`)")
     run.add_argument(
         "--concurrency", type=positive_int, metavar="K", help="matches at once (overrides the file)"
@@ -113,7 +113,7 @@ def register(commands: Any) -> None:
         help="print a ladder database's standings",
         description="Print the standings: ratings, points per deal with 95% CI, faults, crosstable.",
     )
-    standings.add_argument("db", type=Path, metavar="DB")
+    standings.add_argument("db", type=Path, metavar="DB", help="the ladder's database")
     standings.add_argument("--json", action="store_true", help="one JSON object")
     standings.set_defaults(run=_cmd_standings, parser=standings)
 
@@ -125,8 +125,15 @@ def register(commands: Any) -> None:
         "distributions, the bots' Hello names and versions, and every match, each linking to its "
         "replay in the viewer (DIR/replays/<match_id>.html).",
     )
-    report.add_argument("db", type=Path, metavar="DB")
-    report.add_argument("-o", "--output", type=Path, required=True, metavar="DIR")
+    report.add_argument("db", type=Path, metavar="DB", help="the ladder's database")
+    report.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the report's folder (made if missing)",
+    )
     report.add_argument(
         "--replay-dir",
         type=Path,

@@ -59,7 +59,7 @@ def register(commands: Any) -> None:
         "time and clock, faults, declarations, running card points and payments. With --seat only "
         "what that seat knew: its hand, the actions it was offered, its time.",
     )
-    show.add_argument("file", type=Path, metavar="FILE")
+    show.add_argument("file", type=Path, metavar="FILE", help="replay log (.jsonl or .jsonl.part)")
     show.add_argument("--deal", type=index, metavar="K", help="only deal K (from 0)")
     show.add_argument("--seat", type=index, metavar="N", help="only what seat N knew")
     show.add_argument(
@@ -78,8 +78,10 @@ def register(commands: Any) -> None:
         description="Write one HTML file (no network needed) that steps through the match with the keyboard "
         "and buttons, with every hand or one seat's view.",
     )
-    page.add_argument("file", type=Path, metavar="FILE")
-    page.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.html")
+    page.add_argument("file", type=Path, metavar="FILE", help="replay log (.jsonl or .jsonl.part)")
+    page.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="OUT.html", help="the page to write"
+    )
     page.add_argument(
         "--analysis",
         type=Path,
@@ -98,7 +100,7 @@ def register(commands: Any) -> None:
         "(replays/FORMAT.md). `arena replay html` then shows it and marks each seat's costliest decisions. "
         "One process per core; the same seed and iterations give the same file.",
     )
-    analyze.add_argument("file", type=Path, metavar="FILE")
+    analyze.add_argument("file", type=Path, metavar="FILE", help="replay log (.jsonl or .jsonl.part)")
     analyze.add_argument(
         "--seat", type=index, metavar="N", help="only seat N's decisions (default: every seat)"
     )
@@ -140,8 +142,8 @@ def register(commands: Any) -> None:
         "the seat had then (or no clock), and print its answer beside the recorded one. Exit 0 when "
         "the bot answered, 1 when it gave no legal answer.",
     )
-    ask.add_argument("file", type=Path, metavar="FILE")
-    ask.add_argument("--deal", type=index, required=True, metavar="K")
+    ask.add_argument("file", type=Path, metavar="FILE", help="replay log (.jsonl or .jsonl.part)")
+    ask.add_argument("--deal", type=index, required=True, metavar="K", help="the deal (from 0)")
     ask.add_argument("--step", type=index, required=True, metavar="N", help="the decision's step in the deal")
     ask.add_argument("--bot", required=True, metavar="CMD", help="the bot command, e.g. 'python my_bot.py'")
     ask.add_argument("--no-clock", action="store_true", help="no time limit: wait for the bot")

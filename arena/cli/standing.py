@@ -43,11 +43,11 @@ def register(commands: Any) -> None:
         help="refuse a bot's token from now on",
         description="Revoke a bot's token; a running server closes its open streams within a second.",
     )
-    revoke.add_argument("name")
+    revoke.add_argument("name", help="the registered bot's name")
     resume = actions.add_parser(
         "resume", help="lift a bot's pause for faults", description="Lift a pause before it runs out."
     )
-    resume.add_argument("name")
+    resume.add_argument("name", help="the registered bot's name")
     for sub, run in (
         (reg, _cmd_register),
         (listing, _cmd_list),
@@ -73,7 +73,6 @@ def register(commands: Any) -> None:
     standings.add_argument("--json", action="store_true", help="one JSON document")
     standings.add_argument("--store", default="arena.db", metavar="PATH|URL", help=STORE_HELP)
     standings.set_defaults(run=_cmd_standings, parser=standings)
-
 
 
 def _open(args: argparse.Namespace, *, existing: bool = True) -> Any:

@@ -336,3 +336,22 @@ def test_an_unterminated_string_in_a_replay_says_where_once(scratch: Path) -> No
     assert done.returncode == 1
     line = done.stderr.splitlines()[-1]
     assert "Unterminated string starting at column" in line and "at at" not in line, line
+
+
+def test_every_option_of_every_command_says_what_it_is() -> None:
+    import argparse
+
+    from arena.cli import build_parser
+
+    silent: list[str] = []
+
+    def walk(parser: argparse.ArgumentParser, name: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for word, sub in action.choices.items():
+                    walk(sub, f"{name} {word}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                silent.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "arena")
+    assert not silent
