@@ -29,14 +29,14 @@ def read_bearer(metadata: Any, what: str) -> tuple[str, str]:
     case-insensitive, as HTTP's are."""
     values = [value for key, value in metadata or () if key == "authorization"]
     if not values:
-        return "", f"missing {what}: no `authorization: Bearer <{what}>` metadata"
+        return "", f"missing {what}: no `authorization: Bearer` metadata"
     value = values[0]
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
     scheme, _, token = str(value).strip().partition(" ")
     if scheme.lower() != "bearer":
         shown = scheme if len(scheme) <= 20 else scheme[:20] + "…"
-        return "", f"wrong authorization scheme {shown!r}: expected `authorization: Bearer <{what}>`"
+        return "", f"wrong authorization scheme {shown!r}: expected `Bearer` and the {what}"
     token = token.strip()
     if not token:
         return "", f"missing {what}: nothing follows `Bearer` in the authorization metadata"

@@ -201,7 +201,7 @@ def test_garbage_before_hello_is_a_protocol_fault_too(server: Server) -> None:
 @pytest.mark.parametrize(
     ("metadata", "expected"),
     [
-        ([], "missing seat token: no `authorization: Bearer <seat token>` metadata"),
+        ([], "missing seat token: no `authorization: Bearer` metadata"),
         ([("authorization", "Basic dXNlcjpwYXNz")], "wrong authorization scheme 'Basic': expected"),
         ([("authorization", "Bearer")], "missing seat token: nothing follows `Bearer`"),
         ([("authorization", "Bearer not-a-seat")], "unknown seat token: no match on this server has it"),
@@ -223,7 +223,7 @@ def test_a_seat_token_error_says_which(
 @pytest.mark.parametrize(
     ("metadata", "expected"),
     [
-        ([], "missing operator token: no `authorization: Bearer <operator token>` metadata"),
+        ([], "missing operator token: no `authorization: Bearer` metadata"),
         ([("authorization", f"Token {OPERATOR}")], "wrong authorization scheme 'Token': expected"),
         ([("authorization", "Bearer guessed")], "wrong operator token: not this server's"),
         ([("authorization", f"bearer {OPERATOR}")], ""),  # the scheme's name is case-insensitive
