@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from typing import Any, ClassVar, TypeVar
@@ -29,7 +28,7 @@ from arena_bot import (
 )
 from arena_bot import cards as C
 from arena_bot.v1 import arena_pb2 as pb
-from support import SDK
+from support import SDK, in_thread
 
 from arena.engine import DealState, deck_for, find_variant, observation
 from arena.protocol import action_from_message, legal_messages, view_message
@@ -463,23 +462,6 @@ def serve() -> Iterator[Callable[..., Scripted]]:
         server.stop()
 
 
-def run_in_thread(fn: Callable[[], T], timeout: float = 15.0) -> T:
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = fn()
-        except BaseException as exc:  # handed to the test
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert not thread.is_alive(), "run_bot did not return"
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
-
 
 def engine_request(request_id: int) -> pb.DecisionRequest:
     """A real first decision of a grosstarock deal (the dealer's discard)."""
@@ -525,9 +507,9 @@ def test_conversation_with_rejection_and_retry(serve: Callable[..., Scripted]) -
         calls.append(request)
         return "play SK" if len(calls) == 1 else request.legal_actions[-1]  # a bad first answer
 
-    result = run_in_thread(
+    result = in_thread(
         lambda: run_bot(decide, address=server.address, token="s3cret", name="t", version="9")
-    )
+    , "run_bot")
     assert server.calls[0]["authorization"] == "Bearer s3cret"
     hello = server.received[0].hello
     assert (hello.bot_name, hello.bot_version, hello.protocol_version) == ("t", "9", 1)
@@ -558,7 +540,7 @@ def test_repeated_rejections_fall_back_to_the_legal_actions(serve: Callable[...,
         yield out(match_end=pb.MatchEnd(scores=[0, 0, 0], termination="completed"))
 
     server = serve(script)
-    result = run_in_thread(lambda: run_bot(lambda r: "pass", address=server.address, token="t"))
+    result = in_thread(lambda: run_bot(lambda r: "pass", address=server.address, token="t"), "run_bot")
     assert sent[0] == pb.Action(type="pass")
     assert sent[1:] == list(req.legal_actions)[:4]  # never the same answer twice
     assert result.decisions == 5 and len(result.rejections) == 4
@@ -589,7 +571,9 @@ def test_reconnects_after_a_broken_stream_and_answers_the_resent_request(
         decisions.append(request.request_id)
         return heuristic_bot.decide(request)
 
-    result = run_in_thread(lambda: run_bot(decide, address=server.address, token="tok", reconnect_seconds=10))
+    result = in_thread(
+        lambda: run_bot(decide, address=server.address, token="tok", reconnect_seconds=10), "run_bot"
+    )
     assert [c["authorization"] for c in server.calls] == ["Bearer tok"] * 3
     assert seen == [(2, 1)]
     assert decisions == [1, 1, 1] and result.reconnects == 2
@@ -616,7 +600,7 @@ def test_a_sequence_of_matches_keeps_its_connection_until_a_stream_breaks(
     for name in ("ARENA_ADDRESS", "ARENA_TOKEN"):  # play_sequence sets them: restored after the test
         monkeypatch.setenv(name, "")
     lines = [json.dumps({"ARENA_ADDRESS": server.address, "ARENA_TOKEN": f"match-{n}"}) for n in (1, 2, 3)]
-    results = run_in_thread(lambda: play_sequence(lambda r: r.legal_actions[0], lines, name="seq"))
+    results = in_thread(lambda: play_sequence(lambda r: r.legal_actions[0], lines, name="seq"), "run_bot")
     tokens = [c["authorization"] for c in server.calls]
     assert tokens == ["Bearer match-1", "Bearer match-2", "Bearer match-2", "Bearer match-3"]
     peers = server.peers
@@ -640,18 +624,18 @@ def test_authentication_and_protocol_errors_are_final(
 
     server = serve(script)
     with pytest.raises(BotError, match="bad token") as info:
-        run_in_thread(lambda: run_bot(lambda r: r.legal_actions[0], address=server.address, token="x"))
+        in_thread(lambda: run_bot(lambda r: r.legal_actions[0], address=server.address, token="x"), "run_bot")
     assert info.value.code == code
     assert len(server.calls) == 1
 
 
 def test_gives_up_after_the_reconnection_window() -> None:
     with pytest.raises(BotError, match="no stream"):
-        run_in_thread(
+        in_thread(
             lambda: run_bot(
                 lambda r: r.legal_actions[0], address="127.0.0.1:1", token="x", reconnect_seconds=0.5
             )
-        )
+        , "run_bot")
 
 
 def test_address_and_token_come_from_the_environment(
@@ -676,7 +660,7 @@ def test_address_and_token_come_from_the_environment(
             self.ended.append(end.termination)
 
     bot = Quiet()
-    result = run_in_thread(bot.run)
+    result = in_thread(bot.run, "run_bot")
     assert result.termination == "aborted" and bot.ended == ["aborted"]
     assert server.calls[0]["authorization"] == "Bearer from-env"
     assert server.received[0].hello.bot_name == "quiet"

@@ -22,7 +22,7 @@ import grpc
 import pytest
 from arena_bot import BotError, Lobby, LobbyError, LobbyResult, MatchResult, retry_after_ms, run_lobby
 from arena_bot.v1 import arena_pb2 as pb
-from support import SDK
+from support import SDK, in_thread
 
 TOKEN = "bot-secret"
 
@@ -200,24 +200,6 @@ def refuse(
 def first_legal(request: pb.DecisionRequest) -> pb.Action:
     return request.legal_actions[0]
 
-
-def in_thread(fn: Callable[[], LobbyResult], timeout: float = 15.0) -> LobbyResult:
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = fn()
-        except BaseException as exc:  # handed to the test
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert not thread.is_alive(), "the lobby did not return"
-    if "error" in box:
-        raise box["error"]
-    result: LobbyResult = box["result"]
-    return result
 
 
 # --------------------------------------------------------------------------- seats and matches

@@ -10,10 +10,11 @@ import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from arena.engine import CARDS, Action, Card, CardError, DealState, Variant, find_variant
 
@@ -116,3 +117,27 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str, poll: floa
             return value
         time.sleep(poll)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+T = TypeVar("T")
+
+
+def in_thread(fn: Callable[[], T], what: str = "the client", timeout: float = 15.0) -> T:
+    """`fn()`'s result (or its exception), run in a thread of its own; an AssertionError naming
+    `what` if it has not returned after `timeout` seconds. For blocking clients under test."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # handed to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), f"{what} did not return"
+    if "error" in box:
+        raise box["error"]
+    result: T = box["result"]
+    return result
