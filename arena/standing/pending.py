@@ -85,6 +85,8 @@ class Journal:
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
                 records.append(PendingRecord(**data))
+            except FileNotFoundError:
+                continue  # recorded meanwhile (by another server sharing the replay directory)
             except (OSError, ValueError, TypeError) as exc:
                 if path not in self._unreadable:
                     self._unreadable.add(path)

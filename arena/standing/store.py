@@ -92,7 +92,8 @@ def is_outage(exc: BaseException) -> bool:
         import psycopg
     except ImportError:
         return False
-    return isinstance(exc, psycopg.OperationalError)
+    # An idle limit ending a transaction (`limit_idle_transactions`) drops the connection too.
+    return isinstance(exc, psycopg.OperationalError | psycopg.errors.IdleInTransactionSessionTimeout)
 
 
 def hash_token(token: str) -> str:

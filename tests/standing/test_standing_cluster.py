@@ -25,7 +25,17 @@ from arena_bot import Lobby
 from arena_bot.lobby import balanced_target, split_addresses
 from postgres import free_port
 from support import ROOT, wait_for
-from support.cluster import DEAD_AFTER_S, HEARTBEAT_S, SEATS, arena, check_store, new_servers, running, stop
+from support.cluster import (
+    DEAD_AFTER_S,
+    HEARTBEAT_S,
+    SEATS,
+    arena,
+    check_store,
+    ended_replays,
+    new_servers,
+    running,
+    stop,
+)
 
 from arena.standing.store import Store
 from benchmarks.arena_processes import ArenaServer
@@ -110,15 +120,20 @@ def test_a_killed_server_s_matches_are_aborted_and_its_bots_play_on_elsewhere(
         checked = check_store(run, run.servers[0].replay_dir)
 
         rows = {row[0]: row for row in checked["matches"]}
+        # A match that ended just before the kill (its replay complete, its bots told) is recorded
+        # from the pending-results journal the servers share; the others are aborted.
+        told = ended_replays(run.servers[0].replay_dir)
         for match_id in cut_off:
             _, state, _, _, finished_ms, seq, _, _, reason = rows[match_id]
+            if match_id in told and state == "finished":
+                continue
             assert (state, seq) == ("aborted", None)  # never rated
             assert "heartbeat" in reason and victim_id in reason, reason
             # Found by the others within the bound: the heartbeat timeout, a beat or two, and slack.
             assert finished_ms - killed_at <= (DEAD_AFTER_S + 2 * HEARTBEAT_S + 2.0) * 1000
         # No finished match lost, and nothing new on the dead server.
         assert finished_before <= {m for m, row in rows.items() if row[1] == "finished"}
-        assert all(row[7] != victim_id for row in checked["finished"] if row[0] not in finished_before)
+        assert all(row[7] != victim_id for row in checked["finished"] if row[0] not in finished_before | told)
         assert stats["errors"].get("play UNAVAILABLE", 0) + stats["errors"].get("lobby UNAVAILABLE", 0) > 0
 
 
@@ -313,7 +328,7 @@ def test_a_transaction_left_waiting_past_the_limit_frees_its_locks_and_the_store
     frozen.limit_idle_transactions(0.5)
     lock = 74_700_99
     try:
-        with pytest.raises(psycopg.OperationalError), frozen.transaction() as db:
+        with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout), frozen.transaction() as db:
             db.execute("SELECT pg_advisory_xact_lock(?)", (lock,))
             with other.transaction() as mine:  # held while the frozen one's transaction is open
                 assert mine.execute("SELECT pg_try_advisory_xact_lock(?)", (lock,)).fetchone()[0] is False

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from postgres import start_database, stop_database, unavailable
 from support import wait_for
-from support.cluster import DEAD_AFTER_S, Arena, arena, check_store, stop
+from support.cluster import DEAD_AFTER_S, Arena, arena, check_store, ended_replays, stop
 
 from arena.standing.cluster import Cluster, TakenForDeadError
 from arena.standing.pending import PENDING_DIR
@@ -55,19 +55,6 @@ def own_postgres() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
-
-
-def ended_replays(replay_dir: Path) -> set[str]:
-    """The matches whose replay is complete and ends 'completed' or 'forfeit': their bots were told."""
-    ended = set()
-    for path in replay_dir.glob("*.jsonl"):
-        for line in reversed(path.read_text().splitlines()):
-            entry = json.loads(line)
-            if entry["type"] == "match_end":
-                if entry["termination"] in ("completed", "forfeit"):
-                    ended.add(path.stem)
-                break
-    return ended
 
 
 def states(run: Arena) -> dict[str, str]:

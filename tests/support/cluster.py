@@ -193,3 +193,16 @@ def forfeited_seat(replay: Path) -> int | None:
             forfeited = entry["forfeited"]
             return None if forfeited is None else int(forfeited)
     raise AssertionError(f"{replay}: no match_end")
+
+
+def ended_replays(replay_dir: Path) -> set[str]:
+    """The matches whose replay is complete and ends 'completed' or 'forfeit': their bots were told."""
+    ended = set()
+    for path in replay_dir.glob("*.jsonl"):
+        for line in reversed(path.read_text().splitlines()):
+            entry = json.loads(line)
+            if entry["type"] == "match_end":
+                if entry["termination"] in ("completed", "forfeit"):
+                    ended.add(path.stem)
+                break
+    return ended
