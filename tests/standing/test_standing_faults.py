@@ -24,11 +24,12 @@ from typing import Any
 
 import pytest
 from postgres import start_database, stop_database, unavailable
-from support import wait_for
+from support import ROOT, wait_for
 from support.cluster import DEAD_AFTER_S, Arena, arena, check_store, ended_replays, stop
+from support.standing import FAST, ServerThread
 
 from arena.standing.cluster import Cluster, TakenForDeadError
-from arena.standing.pending import PENDING_DIR
+from arena.standing.pending import PENDING_DIR, Journal, PendingRecord
 from arena.standing.store import Store, is_outage
 from benchmarks.postgres import PostgresServer, PostgresUnavailable, create_database, find_bindir
 
@@ -306,3 +307,41 @@ def test_a_second_server_on_one_sqlite_store_is_refused(tmp_path: Path) -> None:
     # Its lock goes with it: the next server starts (and records the match cut off as aborted).
     with sqlite_server(db, tmp_path, "next"), contextlib.closing(Store(str(db))) as store:
         assert store.match_state("m1") == "aborted"
+
+
+def test_results_left_on_disk_by_an_earlier_run_are_recorded_once_at_the_next_start(tmp_path: Path) -> None:
+    """A SQLite server: what an earlier run could not store waits in pending-results/ and is
+    recorded when the next server starts, before the matches cut off are aborted."""
+    replay_dir = tmp_path / "replays"
+    replay_dir.mkdir()
+    sample = ROOT / "replays" / "samples" / "grosstarock.jsonl"
+    end = json.loads(sample.read_text().splitlines()[-1])
+    bots = ["ann", "bob", "cid"]
+    journal = Journal(replay_dir)
+    told = PendingRecord(
+        "told", "result", "grosstarock", bots, 1, "told.jsonl", "completed", None, end["scores"]
+    )
+    with contextlib.closing(Store(str(tmp_path / "arena.db"))) as store:
+        for bot in bots:
+            store.register_bot(bot)
+        for match_id in ("told", "cut", "plain"):
+            store.start_match(match_id, "grosstarock", 1, 1, bots)
+        (replay_dir / "told.jsonl").write_text(sample.read_text())
+        journal.save(told)
+        journal.save(PendingRecord("cut", "abort", "grosstarock", bots, 1, reason="the match did not finish"))
+        journal.save(PendingRecord("gone", "abort", "grosstarock", bots, 1, reason="never stored"))
+        with ServerThread(store, replay_dir, FAST):
+            wait_for(lambda: journal.load() == [], 10, "the journal emptied")
+            states = store.match_states()
+            assert states == {"told": "finished", "cut": "aborted", "plain": "aborted"}
+            with store.transaction() as db:
+                reasons = dict(db.execute("SELECT match_id, abort_reason FROM matches").fetchall())
+            assert reasons["cut"] == "the match did not finish"
+            standings = {s.bot: s for s in store.standings("grosstarock")}
+            assert {bot: s.matches for bot, s in standings.items()} == dict.fromkeys(bots, 1)
+            recorded = [m for bot in bots for m in standings[bot].recent if m.match_id == "told"]
+            assert [m.scores for m in recorded] == [end["scores"]] * 3
+            # Offered again (another server's copy, a retry after a lost reply): recorded once.
+            journal.save(told)
+            wait_for(lambda: journal.load() == [], 10, "the journal emptied again")
+            assert {s.bot: s.matches for s in store.standings("grosstarock")} == dict.fromkeys(bots, 1)
