@@ -243,7 +243,8 @@ def test_bots_commands_explain_bad_input(tmp_path: Path) -> None:
     arena("bots", "register", "alpha", cwd=tmp_path)
     again = arena("bots", "register", "alpha", cwd=tmp_path)
     assert again.returncode == 1 and "already registered" in again.stderr and not again.stdout
-    assert arena("bots", "revoke", "ghost", cwd=tmp_path).stderr == "arena bots revoke: no bot named 'ghost'\n"
+    revoke_ghost = arena("bots", "revoke", "ghost", cwd=tmp_path)
+    assert revoke_ghost.stderr == "arena bots revoke: no bot named 'ghost'\n"
     wrong_variant = arena("bots", "register", "beta", "--variants", "skat", cwd=tmp_path)
     assert wrong_variant.returncode == 2 and "unknown variant 'skat'" in wrong_variant.stderr
     assert arena("standings", "--variant", "skat", cwd=tmp_path).returncode == 2
