@@ -65,23 +65,29 @@ ANALYSIS = Kind("an analysis file", "arena replay html --analysis")
 LADDER_DB = Kind("a ladder database", "arena ladder standings or report")
 ARENA_STORE = Kind("an arena store", "arena serve --store, arena bots and arena standings")
 SQLITE = Kind("a SQLite database", "none of the arena's commands")
-LADDER_FILE = Kind("a ladder file", "arena ladder run")  # TOML: expected, never recognised
+LADDER_FILE = Kind("a ladder file", "arena ladder run")  # TOML: known by its tables
 ARENA_SETTINGS = Kind("the standing arena's settings", "arena serve --arena-config")
 FORMATS = {"arena-replay": REPLAY_LOG, "arena-deal": DEAL_RECORD, "arena-analysis": ANALYSIS}
 _FORMAT = re.compile(rb'"format"\s*:\s*"(arena-[a-z]+)"')
+_TABLES = (
+    (re.compile(rb"^\[\[bots\]\]\s*$", re.M), LADDER_FILE),
+    (re.compile(rb"^\[arena\]\s*$", re.M), ARENA_SETTINGS),
+)
 
 
 def kind_of(path: Path) -> Kind | None:
     """What the file at `path` is, from its first bytes, if it is one of the arena's kinds."""
     try:
         with path.open("rb") as file:
-            head = file.read(4096)
+            head = file.read(65536)
     except OSError:
         return None
     if head.startswith(b"SQLite format 3\0"):
         return _database_kind(path)
     found = _FORMAT.search(head)
-    return FORMATS.get(found.group(1).decode()) if found else None
+    if found:
+        return FORMATS.get(found.group(1).decode())
+    return next((kind for table, kind in _TABLES if table.search(head)), None)  # TOML by its tables
 
 
 def _database_kind(path: Path) -> Kind:

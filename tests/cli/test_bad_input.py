@@ -115,6 +115,12 @@ CASES: dict[str, Case] = {
         "is a replay log, not an analysis file",
     ),
     "ladder run a replay log": case(1, "ladder run {dir}/match.jsonl", "is a replay log, not a ladder file"),
+    "ladder run the arena's settings": case(
+        1, "ladder run {dir}/arena.toml", "is the standing arena's settings", "arena serve --arena-config"
+    ),
+    "score a ladder file": case(
+        1, "score {dir}/ladder.toml", "is a ladder file, not a deal record", "ladder run"
+    ),
     "ladder run an arena store as db": case(
         1,
         "ladder run {dir}/ladder.toml --db {dir}/arena.db",
@@ -158,6 +164,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(ROOT / "replays" / "samples" / "danish.jsonl", folder / "match.jsonl")
     (folder / "deal.json").write_text(json.dumps({"format": "arena-deal", "variant": "danish"}) + "\n")
     (folder / "plain.txt").write_text("just text\n")
+    (folder / "arena.toml").write_text("[arena]\nmax_matches_per_bot = 2\n")
     shutil.copy(ROOT / "ladders" / "example.toml", folder / "ladder.toml")
     with sqlite3.connect(folder / "ladder.sqlite") as db:
         db.execute("CREATE TABLE ladder (id INTEGER PRIMARY KEY, schema_version INTEGER)")
