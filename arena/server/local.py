@@ -27,6 +27,7 @@ import trio
 from ..referee.position import PositionResult, PositionRunner
 from ..referee.runner import MatchConfig, MatchRunner
 from .app import serve
+from .inprocess import InProcessError, InProcessLink, is_inprocess, load_bot, seat_inprocess
 
 log = structlog.get_logger()
 
@@ -282,6 +283,7 @@ async def play_matches(
         if len(bots) != config.variant.seats:
             raise ValueError(f"{config.variant.name} needs {config.variant.seats} bots, got {len(bots)}")
     results: list[PlayResult] = []
+    links: list[tuple[PlayResult, int, InProcessLink]] = []
     async with trio.open_nursery() as nursery:
         hub, port = await nursery.start(serve, host, 0, replay_dir)
         logs = replay_dir / "bot-logs"
@@ -293,6 +295,18 @@ async def play_matches(
             for seat, command in enumerate(bots):
                 log_path = logs / f"{runner.match_id}-seat{seat}.log"
                 stop = nursery.cancel_scope.cancel if stop_without_hello else None
+                if is_inprocess(command):  # a bot of the Python SDK in this process: no launch
+                    result.running -= 1
+                    try:
+                        link = seat_inprocess(runner, seat, load_bot(command), "", log_path)
+                    except InProcessError as exc:
+                        runner.mark_crashed(seat, f"cannot start the bot {command!r}: {exc}")
+                        continue
+                    links.append((result, seat, link))
+                    if stop is not None and link.exit_status is not None and result.stopped_seat is None:
+                        result.stopped_seat, result.stopped_cause = seat, f"it raised (see {log_path})"
+                        stop()
+                    continue
                 address = f"{host}:{port}"
                 nursery.start_soon(_run_bot, runner, seat, command, address, log_path, result, stop)
         for result in results:
@@ -301,6 +315,8 @@ async def play_matches(
             while any(r.running for r in results):
                 await trio.sleep(0.05)
         nursery.cancel_scope.cancel()
+    for result, seat, link in links:
+        result.exit_codes[seat] = link.exit_status
     return results
 
 
