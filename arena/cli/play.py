@@ -47,7 +47,9 @@ bots:
   Give one --bot per seat, in seat order; seats without one are filled with the
   example bots (heuristic first, then random): `--bot "python mybot.py"` alone
   plays your bot in seat 0 against them. Each bot's output goes to
-  DIR/bot-logs/<match_id>-seat<N>.log.
+  DIR/bot-logs/<match_id>-seat<N>.log. `--bot inprocess:SPEC` runs a bot of the
+  Python SDK inside the referee's process instead (SPEC: an example bot's name,
+  MODULE, MODULE:ATTRIBUTE or FILE.py:ATTRIBUTE; docs/LADDER.md, "In-process bots").
 
 exit status:
   {OK}    every seat said Hello and played without a fault (answers the referee
@@ -81,8 +83,9 @@ def register(commands: Any) -> None:
         action="append",
         default=[],
         metavar="CMD",
-        help="a bot command, or an example bot's name (random, heuristic, search); once per seat, in "
-        "seat order; the seats left over get the example bots",
+        help="a bot command, an example bot's name (random, heuristic, search), or inprocess:SPEC (a "
+        "Python SDK bot in the referee's process); once per seat, in seat order; the seats left over "
+        "get the example bots",
     )
     play.add_argument(
         "--replay-dir",
@@ -160,7 +163,11 @@ SCRIPT_SUFFIXES = {".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".
 
 def seat_label(command: str) -> str:
     """A short name for a bot command: the module of `python -m MODULE`, else the script's file
-    name (`python mybot.py`, `java -jar bot.jar`), else the program's (`./mybot`)."""
+    name (`python mybot.py`, `java -jar bot.jar`), else the program's (`./mybot`); of an in-process
+    bot, its module's (or example's) name."""
+    if command.startswith("inprocess:"):
+        module = command.removeprefix("inprocess:").split(":")[0].strip()
+        return (Path(module).stem if module.endswith(".py") else module.rsplit(".", 1)[-1]) or "bot"
     try:
         words = shlex.split(command)
     except ValueError:  # unbalanced quotes: the launcher reports it
@@ -356,6 +363,14 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if len(args.bot) > variant.seats:
         args.parser.error(f"{variant.name} has {variant.seats} seats, got {len(args.bot)} --bot")
     for text in args.bot:
+        if text.startswith("inprocess:"):
+            from ..server.inprocess import InProcessError, load_bot
+
+            try:
+                load_bot(text)
+            except InProcessError as exc:
+                args.parser.error(f"--bot {exc}")
+            continue
         try:
             if not shlex.split(text):
                 args.parser.error(f"--bot {text!r}: an empty command")
