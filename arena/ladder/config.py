@@ -33,6 +33,7 @@ from ..engine import ConfigError, Variant, find_variant
 from ..files import InputFileError, read_input_text
 from ..referee.seat import TimeControl
 from ..replay.log import FAULT_POLICIES
+from ..server.inprocess import InProcessError, is_inprocess, load_bot
 
 SEATINGS = ("permutations", "rotations")
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
@@ -79,15 +80,16 @@ class BotSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path = Path(".")
     processes: str = "per-match"  # PROCESS_MODES; not part of the identity: recorded per match
+    inprocess: str = ""  # `inprocess:SPEC`: a Python SDK bot in the referee's process (no argv)
 
     @property
     def remote(self) -> bool:
-        return not self.argv
+        return not self.argv and not self.inprocess
 
     @property
     def mode(self) -> str:
-        """How the bot ran in a match, as recorded: `remote` or one of PROCESS_MODES."""
-        return "remote" if self.remote else self.processes
+        """How the bot ran in a match, as recorded: `remote`, `in-process` or one of PROCESS_MODES."""
+        return "remote" if self.remote else "in-process" if self.inprocess else self.processes
 
     def identity(self) -> dict[str, Any]:
         """What makes this bot the same bot when a ladder is resumed (the token is no part of it)."""
@@ -161,7 +163,14 @@ def local_bot(
     name: str, command: str, env: Mapping[str, str], cwd: Path, processes: str = "per-match"
 ) -> BotSpec:
     """A local bot from its command as written (`{python}` taken as this interpreter), checked
-    here: ValueError naming the program when it is not on this machine."""
+    here: ValueError naming the program when it is not on this machine (an in-process bot's
+    module, when it cannot be imported)."""
+    if is_inprocess(command):
+        try:
+            load_bot(command, cwd)
+        except InProcessError as exc:
+            raise ValueError(f"bot {name!r}: {exc}") from None
+        return BotSpec(name=name, command=command, inprocess=command, env=dict(env), cwd=cwd)
     try:
         argv = tuple(shlex.split(python_command(command)))
     except ValueError as exc:
@@ -178,6 +187,9 @@ def bot_from_text(text: str, name: str | None = None, processes: str = "per-matc
     """An example bot by name (heuristic, random, search), or a command (`arena ladder ab`)."""
     command = EXAMPLE_COMMANDS.get(text, text)
     bot = local_bot(name or text, command, {}, Path.cwd(), processes)
+    if name is None and bot.inprocess:
+        spec = text.removeprefix("inprocess:").split(":")[0].strip()
+        name = (Path(spec).stem if spec.endswith(".py") else spec.rsplit(".", 1)[-1]) or "bot"
     if name is None:
         name = text if text in EXAMPLE_COMMANDS else Path(bot.argv[-1]).stem or "bot"
     return dataclasses.replace(bot, name=name)
@@ -347,6 +359,16 @@ def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: 
             raise reader.error(f"a token has at least {MIN_TOKEN_LENGTH} characters and no spaces")
         return BotSpec(name=name, token=token)
     command = reader.text("command", "")
+    if is_inprocess(command):
+        if "env" in raw or "processes" in raw:
+            raise reader.error("env and processes are for bots the ladder starts as processes")
+        if not cwd.is_dir():
+            raise reader.error(f"no directory {str(cwd)!r}", "cwd")
+        try:
+            load_bot(command, cwd)
+        except InProcessError as exc:
+            raise reader.error(str(exc), "command") from None
+        return BotSpec(name=name, command=command, inprocess=command, cwd=cwd)
     try:
         argv = tuple(shlex.split(python_command(command)))
     except ValueError as exc:

@@ -20,6 +20,7 @@ import trio
 from ..live import Hub
 from ..referee.runner import MatchConfig, MatchRunner
 from ..replay.summary import DealRow, FaultRow, read_results
+from ..server.inprocess import InProcessBot, InProcessLink, load_bot, seat_inprocess
 from ..server.local import BotProcess, bot_environment
 from .config import BotSpec
 from .schedule import ScheduledMatch
@@ -138,6 +139,7 @@ class MatchPlayer:
         self.idle: dict[str, list[PersistentBot]] = {}  # persistent processes between two matches
         self.started_persistent = 0
         self.one_match: set[str] = set()  # persistent bots whose program exits after each match
+        self.loaded: dict[str, InProcessBot] = {}  # in-process bots, resolved once
 
     async def close(self) -> None:
         """Stop every idle persistent process (shielded: it runs when a run is cancelled too)."""
@@ -171,12 +173,16 @@ class MatchPlayer:
         played.node = self.node
         processes: list[BotProcess] = []
         seated: dict[int, PersistentBot] = {}
+        inprocess: dict[int, InProcessLink] = {}
         try:
             async with trio.open_nursery() as nursery:
                 for seat, name in enumerate(scheduled.bots):
                     bot = self.bots(name)
                     if bot.remote:
                         continue  # it dials in with its own token
+                    if bot.inprocess:
+                        inprocess[seat] = self._seat_inprocess(runner, scheduled, seat, bot)
+                        continue
                     if bot.processes == "persistent" and name in self.one_match:
                         played.modes[seat] = "per-match"  # as it ran
                     elif bot.processes == "persistent":
@@ -198,6 +204,9 @@ class MatchPlayer:
         finally:
             self.live.discard(runner)
             self.finished_decisions += runner.decisions
+            for seat, link in inprocess.items():
+                link.close()
+                played.exits[seat] = (link.exit_status, link.crashed)
             with trio.CancelScope(shield=True):
                 for process in processes:
                     await process.stop()
@@ -235,6 +244,17 @@ class MatchPlayer:
             "ARENA_BOT_NAME": bot.name,
             "ARENA_BOT_SEED": f"{scheduled.seed}:{seat}:{bot.name}",
         }
+
+    def _seat_inprocess(
+        self, runner: MatchRunner, scheduled: ScheduledMatch, seat: int, bot: BotSpec
+    ) -> InProcessLink:
+        """The bot made afresh for this match in this process (its seed as a process's), seated."""
+        loaded = self.loaded.get(bot.name)
+        if loaded is None:
+            loaded = self.loaded[bot.name] = load_bot(bot.inprocess, bot.cwd)
+        seed = self._match_env(runner, scheduled, seat, bot)["ARENA_BOT_SEED"]
+        log_path = self.log_dir / f"{runner.match_id}-seat{seat}-{bot.name}.log"  # written if it raises
+        return seat_inprocess(runner, seat, loaded, seed, log_path)
 
     def _start(
         self, runner: MatchRunner, scheduled: ScheduledMatch, seat: int, bot: BotSpec, played: PlayedMatch

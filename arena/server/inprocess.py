@@ -172,6 +172,7 @@ class InProcessLink:
         self.seat = seat
         self.log_path = log_path
         self.exit_status: int | None = None  # set when the bot "exited": crashed, or its match ended
+        self.crashed = False  # it raised before its match ended
         self.bot, self.seed = bot, seed
         self.hooks: Any = None
         self.session: Any = _Session(_no_decision, None)  # its messages are the SDK's types: the same classes
@@ -251,6 +252,7 @@ class InProcessLink:
         log.warning("in-process bot raised", match_id=self.runner.match_id, seat=self.seat, error=repr(exc))
         self.close()
         if not self.runner.done.is_set():
+            self.crashed = True
             self.runner.mark_crashed(self.seat, f"the bot process exited with status {status}")
 
     def close(self, reason: CloseReason | None = None, details: str = "") -> None:
