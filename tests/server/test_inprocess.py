@@ -1,0 +1,97 @@
+"""In-process seats against bot processes: a bot of the Python SDK that raises, exits, answers
+wrongly or overruns its clock leaves the same fault and replay lines in the referee's process as
+the same bot does as a process over gRPC (a real server on 127.0.0.1, real bot processes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from support import BOTS
+
+from arena.engine import find_variant
+from arena.referee.runner import MatchConfig
+from arena.referee.seat import TimeControl
+from arena.server.inprocess import InProcessError, load_bot
+from arena.server.local import EXAMPLE_BOTS, play_match
+
+FAULTY = BOTS / "sdk_faults_bot.py"
+HEURISTIC = EXAMPLE_BOTS["heuristic"]
+
+
+def normalised(path: Path) -> list[Any]:
+    """The replay's lines without what differs from run to run: times, the match id, the order of
+    the Hellos (bots dial in when they are ready) and of a crashed bot's two connection lines (its
+    stream's end and its process's end are seen in either order)."""
+    lines: list[Any] = []
+    for text in path.read_text().splitlines():
+        line = json.loads(text)
+        line.pop("think_ms", None)
+        line.pop("match_id", None)
+        line.pop("server_version", None)
+        if line["type"] == "deal":
+            for action in line["record"]["actions"]:
+                action.pop("think_ms", None)
+        lines.append(line)
+    hellos = sorted((line for line in lines if line["type"] == "hello"), key=lambda line: line["seat"])
+    rest = [line for line in lines if line["type"] != "hello"]
+    out: list[Any] = [rest[0], *hellos]
+    run: list[Any] = []
+    for line in [*rest[1:], None]:
+        if line is not None and line["type"] == "connection":
+            run.append(line)
+            continue
+        out.extend(sorted(run, key=lambda line: line["event"]))
+        run = []
+        if line is not None:
+            out.append(line)
+    return out
+
+
+def play(bots: list[str], directory: Path) -> tuple[list[Any], list[int | None]]:
+    config = MatchConfig(
+        find_variant("grosstarock"),
+        deals=1,
+        seed=21,
+        seat_names=("faulty", "heuristic", "heuristic-2"),
+        time_control=TimeControl(per_decision_ms=1000, bank_ms=0),
+    )
+    played = trio.run(play_match, config, bots, directory)
+    assert played.runner.replay_path is not None
+    return normalised(played.runner.replay_path), played.exit_codes
+
+
+@pytest.mark.parametrize("behaviour", ["Raise", "Exit", "Wrong", "WrongOnce", "Overrun"])
+def test_an_inprocess_bot_faults_as_its_process_does(behaviour: str, tmp_path: Path) -> None:
+    process = f"{HEURISTIC.split()[0]} {FAULTY} {behaviour}"  # this Python, the SDK's bot script
+    over_grpc, codes = play([process, HEURISTIC, HEURISTIC], tmp_path / "grpc")
+    inprocess, in_codes = play(
+        [f"inprocess:{FAULTY}:{behaviour}", "inprocess:heuristic", "inprocess:heuristic"], tmp_path / "in"
+    )
+    assert inprocess == over_grpc
+    assert in_codes == codes
+    actions = [a for line in inprocess if line["type"] == "deal" for a in line["record"]["actions"]]
+    kinds = {a["fault"]["kind"] for a in actions if "fault" in a}
+    expected = {"Raise": {"crash"}, "Exit": {"crash"}, "Wrong": {"illegal"}, "Overrun": {"timeout"}}
+    assert kinds == expected.get(behaviour, set())
+    crashed = [line for line in inprocess if line["type"] == "connection" and line["event"] == "crashed"]
+    if behaviour in ("Raise", "Exit"):
+        status = 1 if behaviour == "Raise" else 3
+        assert [line["detail"] for line in crashed] == [f"the bot process exited with status {status}"]
+        logs = "".join(p.read_text() for p in (tmp_path / "in" / "bot-logs").iterdir())
+        assert ("RuntimeError: a bug in the bot" in logs) == (behaviour == "Raise")  # its traceback
+    else:
+        assert crashed == []
+
+
+def test_a_spec_names_an_example_a_class_or_fails_in_one_line() -> None:
+    bot = load_bot("inprocess:heuristic")
+    assert bot.hello_name == "heuristic"
+    assert load_bot(f"inprocess:{FAULTY}:Raise").hello_name == "faulty"
+    with pytest.raises(InProcessError, match="no 'Nothing'"):
+        load_bot(f"inprocess:{FAULTY}:Nothing")
+    with pytest.raises(InProcessError, match="cannot import"):
+        load_bot("inprocess:no_such_bot_module")
