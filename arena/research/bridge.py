@@ -12,11 +12,12 @@ reconnects, the seat token (``--token``/``ARENA_TOKEN``) and the standing arena'
 observation dict of `arena.engine.observation`, `spaces.encode_observation` makes the tensor the
 PettingZoo environment gives, and the legal actions become the mask.
 
-An OpenSpiel bot needs a game state, not a tensor: the bridge rebuilds one from the seat's view
-(`determinize`): the unseen cards dealt at random to the other seats and the discard, consistent
-with what the seat has seen (cards played and shown, voids shown by not following), then the
-public actions replayed through the OpenSpiel game. Search bots that sample worlds themselves
-(ISMCTS) resample from that state.
+An OpenSpiel bot needs a game state, not a tensor: the bridge draws one from the seat's view with
+the search layer's `Sampler` (`openspiel.world_sampler`, `openspiel.draw_world`): a deal consistent
+with everything the seat was sent, its public history replayed through the OpenSpiel game. ISMCTS
+draws its worlds from the same sampler. A decision where no world is found is played at random,
+counted and logged (`OpenSpielBot`); the search's parameters are options, its seed
+``--seed`` or ``ARENA_BOT_SEED``.
 """
 
 from __future__ import annotations
@@ -24,19 +25,24 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import random
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
-from arena_bot import action_text, main
-from arena_bot.observation import view_observation
+import structlog
+from arena_bot import Bot, action_text, main
+from arena_bot.observation import request_observation, view_observation
 from arena_bot.v1 import arena_pb2
 
 from arena.engine import Action
+from arena.logs import configure as configure_logs
+from arena.search import NoConsistentDeal
 
 from . import spaces
 
@@ -80,7 +86,10 @@ def sparse(tensor: npt.NDArray[np.float32]) -> list[list[float]]:
     return [[int(i), float(tensor[i])] for i in np.flatnonzero(tensor)]
 
 
-def random_policy(seed: int | None = None) -> Policy:
+def random_policy(seed: int | str | None = None) -> Policy:
+    """Uniformly random legal actions; a text seed (``ARENA_BOT_SEED``) is hashed to an integer."""
+    if isinstance(seed, str):
+        seed = random.Random(seed).getrandbits(63) if seed else None
     rng = np.random.default_rng(seed)
 
     def act(observation: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> int:
@@ -89,10 +98,10 @@ def random_policy(seed: int | None = None) -> Policy:
     return act
 
 
-def load_policy(spec: str) -> Policy:
-    """``module:function`` (a `Policy`), or ``random``."""
+def load_policy(spec: str, seed: str = "") -> Policy:
+    """``module:function`` (a `Policy`), or ``random`` (seeded with `seed`, when there is one)."""
     if spec == "random":
-        return random_policy()
+        return random_policy(seed)
     module_name, _, name = spec.partition(":")
     if not name:
         raise ValueError(f"--policy {spec!r}: expected module:function or random")
@@ -102,69 +111,170 @@ def load_policy(spec: str) -> Policy:
 
 # ----------------------------------------------------------------------------- OpenSpiel bots
 
+UCT_C = 20.0
+"""UCT's exploration constant, in game points: about one deal's typical swing."""
 
-def openspiel_decide(
-    kind: str, simulations: int, seed: int, worlds: int = 16
-) -> Callable[[arena_pb2.DecisionRequest], str]:
-    """The SDK's `decide` for an OpenSpiel bot (``ismcts`` or ``random``) on a world drawn from the view.
+log = structlog.get_logger("arena.research.bridge")
 
-    ISMCTS searches `worlds` worlds drawn at the root (`determinize`), `simulations` simulations with
-    a random rollout each. When no world is found (rare; the Danish compulsory declarations make it
-    likelier) or the search picks an action the real position does not allow, a random legal
-    action is played instead, so the bridge never faults.
+
+def seed_from_env() -> str:
+    """The bot's seed: ``ARENA_BOT_SEED`` (a ladder sets it per match), as the SDK's bots read it."""
+    return os.environ.get("ARENA_BOT_SEED", "")
+
+
+class OpenSpielBot(Bot):
+    """An OpenSpiel bot (``ismcts`` or ``random``) as a bot of the SDK, on worlds drawn from the view.
+
+    At each decision with a choice, the search layer's `Sampler` (`openspiel.world_sampler`, the
+    one the search bot and the game's `resample_from_infostate` use) draws a world the seat cannot
+    tell from the real position; ISMCTS searches `simulations` simulations over `worlds` worlds
+    drawn from the same sampler, each leaf valued by `rollouts` random rollouts, with exploration
+    constant `uct_c`. Each decision is seeded from `seed` (default ``ARENA_BOT_SEED``) and its
+    place in the match, so a seeded bot plays the same match the same way, in a fresh process or
+    a persistent one.
+
+    When no world is found (`NoConsistentDeal`), or the search picks an action the real position
+    does not allow, a random legal action is played so that the bridge never faults; each such
+    fallback is counted in `fallbacks` (by reason, for the current match) and logged
+    (``bridge_fallback``), and the match's totals are logged at its end (``bridge_match_end``).
     """
-    import pyspiel
 
-    from . import openspiel as game_module
+    version = "2"
 
-    rng = random.Random(seed)
-    games: dict[str, Any] = {}
+    def __init__(
+        self,
+        kind: str = "ismcts",
+        *,
+        simulations: int = 100,
+        worlds: int = 16,
+        uct_c: float = UCT_C,
+        rollouts: int = 1,
+        seed: str | None = None,
+    ) -> None:
+        import pyspiel
 
-    def decide(request: arena_pb2.DecisionRequest) -> str:
-        view = view_observation(request.view)
+        from . import openspiel as game_module  # registers the game
+
+        if kind not in ("ismcts", "random"):
+            raise ValueError(f"unknown OpenSpiel bot {kind!r}: ismcts or random")
+        self.kind = kind
+        self.name = f"openspiel-{kind}"
+        self.simulations, self.worlds, self.uct_c, self.rollouts = simulations, worlds, uct_c, rollouts
+        self.fixed_seed = seed
+        self.seed = seed if seed is not None else seed_from_env()
+        self.fallbacks: Counter[str] = Counter()
+        self.decisions = 0  # decisions with a choice this match
+        self._pyspiel = pyspiel
+        self._game_module = game_module
+        self._games: dict[str, Any] = {}
+
+    def reseed(self) -> None:
+        """Take the next match's seed from ``ARENA_BOT_SEED`` (a persistent process), unless fixed."""
+        self.seed = self.fixed_seed if self.fixed_seed is not None else seed_from_env()
+
+    def on_match_start(self, start: arena_pb2.MatchStart) -> None:
+        self.fallbacks = Counter()
+        self.decisions = 0
+
+    def on_match_end(self, end: arena_pb2.MatchEnd) -> None:
+        log.info("bridge_match_end", bot=self.name, decisions=self.decisions, fallbacks=dict(self.fallbacks))
+
+    def decision_rng(self, request: arena_pb2.DecisionRequest) -> random.Random:
+        """A generator of this decision: the bot's seed and the decision's place in the match."""
+        view = request.view
+        key = f"{self.seed}|{request.deal}|{view.seat}|{view.phase}|{view.trick_number}|{len(view.hand)}"
+        key += f"|{len(view.trick.cards)}|{len(view.declarations)}|{len(view.round_answers)}"
+        key += f"|{len(view.announcements)}"
+        return random.Random(key)
+
+    def game(self, view: dict[str, Any]) -> Any:
         params: dict[str, Any] = {"variant": view["variant"], **view["options"], "dealer": view["dealer"]}
         for pot, value in view.get("pots_start", {}).items():
             params[f"{pot}_pot"] = value
         key = json.dumps(params, sort_keys=True)
-        game = games.get(key)
+        game = self._games.get(key)
         if game is None:
-            game = games[key] = pyspiel.load_game(game_module.GAME_NAME, params)
+            game = self._games[key] = self._pyspiel.load_game(self._game_module.GAME_NAME, params)
+        return game
+
+    def decide(self, request: arena_pb2.DecisionRequest) -> str:
         legal = [Action.parse(action_text(a)) for a in request.legal_actions]
         if len(legal) == 1:
             return str(legal[0])
-        state = game_module.determinize(game, view, rng)
-        if state is None:
-            return str(rng.choice(legal))
-        if kind == "random":
-            index = rng.choice(state.legal_actions())
-        else:
-            index = _ismcts(game, simulations, worlds, rng).step(state)
+        self.decisions += 1
+        rng = self.decision_rng(request)
+        view = request_observation(request)
+        game = self.game(view)
+        draw = self._game_module.draw_world
+        try:
+            sampler = self._game_module.world_sampler(game, view)
+            state = draw(game, sampler, rng)
+            if self.kind == "random":
+                index = rng.choice(state.legal_actions())
+            else:
+                bot = self._ismcts(game, rng)
+                bot.set_resampler(lambda _state, _player: draw(game, sampler, rng))
+                index = bot.step(state)
+        except NoConsistentDeal as error:
+            return self._fallback("no_world", request, legal, rng, str(error))
         action = spaces.ACTIONS[index]
-        return str(action if action in legal else rng.choice(legal))
+        if action not in legal:
+            return self._fallback("illegal", request, legal, rng, f"the search chose {action}")
+        return str(action)
 
-    return decide
+    def _fallback(
+        self,
+        reason: str,
+        request: arena_pb2.DecisionRequest,
+        legal: list[Action],
+        rng: random.Random,
+        why: str,
+    ) -> str:
+        self.fallbacks[reason] += 1
+        action = rng.choice(legal)
+        log.warning(
+            "bridge_fallback",
+            bot=self.name,
+            reason=reason,
+            detail=why,
+            deal=request.deal,
+            seat=request.view.seat,
+            phase=request.view.phase,
+            played=str(action),
+            count=self.fallbacks[reason],
+        )
+        return str(action)
 
+    def _ismcts(self, game: Any, rng: random.Random) -> Any:
+        from open_spiel.python.algorithms import ismcts, mcts
 
-def _ismcts(game: Any, simulations: int, worlds: int, rng: random.Random) -> Any:
-    from open_spiel.python.algorithms import ismcts, mcts
-
-    random_state = np.random.RandomState(rng.randrange(2**31))
-    return ismcts.ISMCTSBot(
-        game=game,
-        evaluator=mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=random_state),
-        uct_c=UCT_C,
-        max_simulations=simulations,
-        max_world_samples=worlds,
-        random_state=random_state,
-        allow_inconsistent_action_sets=True,
-    )
-
-
-UCT_C = 20.0
-"""UCT's exploration constant, in game points: about one deal's typical swing."""
+        random_state = np.random.RandomState(rng.randrange(2**31))
+        return ismcts.ISMCTSBot(
+            game=game,
+            evaluator=mcts.RandomRolloutEvaluator(n_rollouts=self.rollouts, random_state=random_state),
+            uct_c=self.uct_c,
+            max_simulations=self.simulations,
+            max_world_samples=self.worlds,
+            random_state=random_state,
+            allow_inconsistent_action_sets=True,
+        )
 
 
 # ----------------------------------------------------------------------------- command line
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number at least 0, not {text}")
+    return value
 
 
 def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -176,11 +286,32 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     agent = parser.add_mutually_exclusive_group(required=True)
     agent.add_argument("--policy", metavar="MODULE:FUNCTION", help="a policy function, or 'random'")
     agent.add_argument("--openspiel", choices=("ismcts", "random"), help="an OpenSpiel bot")
-    parser.add_argument(
-        "--simulations", type=int, default=100, metavar="N", help="ISMCTS simulations per move"
+    search = parser.add_argument_group("ISMCTS (--openspiel ismcts)")
+    search.add_argument(
+        "--simulations",
+        type=_positive,
+        default=100,
+        metavar="N",
+        help="simulations per decision (default 100)",
     )
-    parser.add_argument("--worlds", type=int, default=16, metavar="N", help="ISMCTS worlds drawn per move")
-    parser.add_argument("--seed", type=int, default=0, help="the OpenSpiel bot's random seed")
+    search.add_argument(
+        "--worlds", type=_positive, default=16, metavar="N", help="worlds drawn per decision (default 16)"
+    )
+    search.add_argument(
+        "--uct-c",
+        type=_non_negative,
+        default=UCT_C,
+        metavar="C",
+        help=f"UCT's exploration constant, in game points (default {UCT_C:g})",
+    )
+    search.add_argument(
+        "--rollouts", type=_positive, default=1, metavar="N", help="random rollouts per leaf (default 1)"
+    )
+    parser.add_argument(
+        "--seed",
+        metavar="TEXT",
+        help="the bot's seed (default: the environment's ARENA_BOT_SEED, which a ladder sets per match)",
+    )
     parser.add_argument(
         "--record", type=Path, metavar="FILE", help="append a JSON line per decision (policy)"
     )
@@ -190,14 +321,20 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 def run(argv: list[str] | None = None) -> None:
     args, rest = _arguments(sys.argv[1:] if argv is None else argv)
     sys.argv = [sys.argv[0], *rest]  # the SDK's `main` parses what is left
+    configure_logs()
     if args.openspiel:
-        main(
-            openspiel_decide(args.openspiel, args.simulations, args.seed, args.worlds),
-            name=f"openspiel-{args.openspiel}",
+        bot = OpenSpielBot(
+            args.openspiel,
+            simulations=args.simulations,
+            worlds=args.worlds,
+            uct_c=args.uct_c,
+            rollouts=args.rollouts,
+            seed=args.seed,
         )
+        main(bot, name=bot.name, new_match=bot.reseed)
         return
     try:
-        policy = load_policy(args.policy)
+        policy = load_policy(args.policy, args.seed if args.seed is not None else seed_from_env())
     except (ImportError, AttributeError, ValueError) as error:
         print(f"bridge: cannot load policy {args.policy!r}: {error}", file=sys.stderr)
         raise SystemExit(1) from None

@@ -28,8 +28,9 @@ import numpy as np
 import numpy.typing as npt
 import pyspiel
 
-from arena.engine import CARDS, Action, Card, DealState, Match, find_variant, observation
+from arena.engine import CARDS, Card, DealState, Match, find_variant, observation
 from arena.engine import OPTIONS as VARIANT_OPTIONS
+from arena.search import Sampler
 
 from . import spaces
 
@@ -88,6 +89,8 @@ class GrosstarockGame(pyspiel.Game):  # type: ignore[misc]
             for pot in self.variant.pot_names
         }
         self.stakes = bool(params.get("stakes", True))
+        # The sampler of the view last resampled (`resample_from_infostate`), kept for the next call.
+        self.last_sampler: tuple[tuple[int, str], Sampler] | None = None
         info = pyspiel.GameInfo(
             num_distinct_actions=spaces.NUM_ACTIONS,
             max_chance_outcomes=78,
@@ -169,11 +172,22 @@ class GrosstarockState(pyspiel.State):  # type: ignore[misc]
         return [float(d) for d in self.deal.result().deltas]
 
     def resample_from_infostate(self, player: int, probability_sampler: Any = None) -> GrosstarockState:
-        """A world `player` cannot tell from this one (`determinize`), for ISMCTS and other samplers."""
+        """A world `player` cannot tell from this one, drawn by the search layer's `Sampler`, for
+        ISMCTS and other samplers. Raises `arena.search.NoConsistentDeal` when no world is found:
+        it never returns this state's hidden cards in place of a sample."""
         seed = probability_sampler() if callable(probability_sampler) else None
         rng = random.Random(seed if seed is None else int(seed * 2**31))
-        world = determinize(self.get_game(), self.view(player), rng)
-        return world if world is not None else self.clone()
+        game: GrosstarockGame = self.get_game()
+        if self.deal is None:  # while dealing, a seat has seen nothing: any cards will do
+            world = game.new_initial_state()
+            for card in rng.sample(range(78), len(self.deck)):
+                world.apply_action(card)
+            return world
+        view = seat_view(self, player)
+        key = (player, json.dumps(view, sort_keys=True))
+        if game.last_sampler is None or game.last_sampler[0] != key:  # ISMCTS asks again and again
+            game.last_sampler = (key, world_sampler(game, view))
+        return draw_world(game, game.last_sampler[1], rng)
 
     def view(self, player: int) -> dict[str, Any]:
         """The seat's observation dict without its legal actions (they are the mask's business)."""
@@ -268,261 +282,35 @@ pyspiel.register_game(_GAME_TYPE, GrosstarockGame)
 
 # ----------------------------------------------------------------------------- worlds from one seat's view
 
+SAMPLE_TRIES = 20000
+"""Placements `Sampler` tries before it gives up on a view (`NoConsistentDeal`)."""
 
-def determinize(
-    game: GrosstarockGame, view: dict[str, Any], rng: random.Random, tries: int = 300
-) -> GrosstarockState | None:
-    """A state of `game` that `view`'s seat cannot tell from the real one, or None if none was found.
 
-    The cards the seat has not seen are dealt at random to the places it cannot see (the other
-    hands, a hidden discard or talon), keeping what the view shows: the cards each seat played or
-    showed, the suits it showed itself void in, the size of a Taroks declaration, the taroks of a
-    published discard. The public actions are then replayed in the engine's order; a world in
-    which one of them is illegal, or that ends in another position, is drawn again.
-    """
+def seat_view(state: GrosstarockState, player: int) -> dict[str, Any]:
+    """What `player` knows of `state`, as the server sends it: `arena.engine.observation`, legal
+    actions included (a world must offer the same ones)."""
+    if state.deal is None:
+        raise ValueError("the deck is still being dealt: a seat has no view yet")
+    return observation(state.deal, player)
+
+
+def world_sampler(game: GrosstarockGame, view: dict[str, Any]) -> Sampler:
+    """The search layer's `Sampler` of `view`, checked against `game`: the bridge, the game's
+    `resample_from_infostate` and the search bot draw their worlds with the same sampler."""
     if view["variant"] != game.variant.name or view["dealer"] != game.dealer:
         raise ValueError("the view belongs to another game (variant or dealer)")
-    for _ in range(tries):
-        state = _world(game, view, rng)
-        if state is not None:
-            return state
-    return None
+    return Sampler(view, max_tries=SAMPLE_TRIES)
 
 
-_EXCHANGE = ("rufer", "dreier")  # AM-TAL-1: the declarer takes the talon
-
-
-def _world(game: GrosstarockGame, view: dict[str, Any], rng: random.Random) -> GrosstarockState | None:
-    variant = game.variant
-    seat: int = view["seat"]
-    layout = DealState(variant, game.dealer, CARDS, pots=game.pots)  # deck position = card index
-    places = [list(layout.hands[s]) for s in range(variant.seats)]
-    talon_places = list(layout.talon)
-    parse = Card.parse
-    contract = view.get("contract")
-    declarer = view.get("declarer")
-    talon = {parse(c) for c in view.get("talon", ())}
-    exchanged = bool(talon) and contract in _EXCHANGE
-    discarder = declarer if variant.contracts else game.dealer
-    if variant.contracts and contract not in _EXCHANGE:
-        discarder = None
-
-    plays: list[tuple[int, Card, str | None]] = []
-    for trick in [*view["tricks"], *([view["trick"]] if "trick" in view else [])]:
-        for k, (s, code) in enumerate(trick["cards"]):
-            suit = trick.get("designation") if k == 0 else trick.get("redesignation") if k == 1 else None
-            plays.append((s, parse(code), suit))
-    known: list[set[Card]] = [set() for _ in range(variant.seats)]
-    for s, card, _suit in plays:
-        known[s].add(card)
-    for d in view["declarations"]:
-        known[d["seat"]].update(parse(c) for c in d.get("cards", ()))
-    shown_skat = {parse(c) for c in view.get("skat_public", {}).get("shown", ())}
-    if discarder is not None:
-        known[discarder] |= shown_skat
-    known[seat] |= {parse(c) for c in view["hand"]} | {parse(c) for c in view.get("skat", ())}
-    if exchanged and declarer is not None:
-        known[declarer] -= talon
-    taken = set().union(*known) | talon
-    pool = [c for c in CARDS if c not in taken]
-    voids = _voids(view, variant.seats)
-    targets = {d["seat"]: d["size"] for d in view["declarations"] if d["name"] in ("taroks", "trumps")}
-    skat_taroks = view.get("skat_public", {}).get("taroks", 0)
-
-    dealt: list[list[Card]] = [sorted(known[s]) for s in range(variant.seats)]
-    rng.shuffle(pool)
-    others = [s for s in range(variant.seats) if s != seat and places[s]]
-    rng.shuffle(others)
-    for s in others:
-        need = len(places[s]) - len(dealt[s])
-        if need < 0:
-            return None
-        fits = [c for c in pool if SUIT_KEY[c] not in voids[s]]
-        if s in targets:
-            trumps_needed = (
-                targets[s]
-                + (skat_taroks if s == discarder else 0)
-                - sum(1 for c in dealt[s] if c.is_tarok or c.is_fool)
-            )
-            trumps = [c for c in fits if c.is_tarok or c.is_fool][: max(trumps_needed, 0)]
-            rest = [c for c in fits if not (c.is_tarok or c.is_fool)][: need - len(trumps)]
-            chosen = trumps + rest
-        else:
-            chosen = fits[:need]
-        if len(chosen) != need:
-            return None
-        dealt[s] += chosen
-        chosen_set = set(chosen)
-        pool = [c for c in pool if c not in chosen_set]
-    if len(dealt[seat]) != len(places[seat]):
-        return None
-    hidden_talon = sorted(talon) if talon else pool
-    if len(hidden_talon) != len(talon_places) or (talon and pool):
-        return None
-    deck: list[Card] = [CARDS[0]] * 78
-    for s in range(variant.seats):
-        for place, card in zip(places[s], dealt[s], strict=True):
-            deck[place] = card
-    for place, card in zip(talon_places, hidden_talon, strict=True):
-        deck[place] = card
+def draw_world(game: GrosstarockGame, sampler: Sampler, rng: random.Random) -> GrosstarockState:
+    """A state of `game` that the sampler's seat cannot tell from the real one: a deal drawn by
+    `sampler`, dealt through the chance nodes, its history replayed through `apply_action` (so the
+    information state, own actions and move count included, is the seat's own). Raises
+    `NoConsistentDeal` when none is found; never falls back to the real deal."""
+    deal = sampler.sample(rng)
     state = game.new_initial_state()
-    for card in deck:
+    for card in deal.deck:
         state.apply_action(int(card))
-    try:
-        if not _replay(state, view, plays, discarder, known, rng):
-            return None
-    except Exception:
-        return None
-    return state if _same_position(state, view) else None
-
-
-SUIT_KEY = tuple(c.suit or "EX" for c in CARDS)
-
-
-def _voids(view: dict[str, Any], seats: int) -> list[set[str]]:
-    """Suits each seat showed it lacks: a plain suit not followed; taroks when neither followed
-    nor trumped."""
-    voids: list[set[str]] = [set() for _ in range(seats)]
-    for trick in [*view["tricks"], *([view["trick"]] if "trick" in view else [])]:
-        cards = [(s, Card.parse(c)) for s, c in trick["cards"]]
-        if not cards or cards[0][1].is_fool:
-            continue
-        led = cards[0][1].suit
-        for s, card in cards[1:]:
-            if card.is_fool or card.suit == led:
-                continue
-            voids[s].add(led)
-            if led != "T" and not card.is_tarok:
-                voids[s].add("T")
-    for answer in view.get("round_answers", ()):
-        if answer["round"] == "redeal" and answer["answer"] == "redeal":
-            voids[answer["seat"]].add("T")  # DK-DEAL-2: a hand without a tarok
-    return voids
-
-
-def _replay(
-    state: GrosstarockState,
-    view: dict[str, Any],
-    plays: list[tuple[int, Card, str | None]],
-    discarder: int | None,
-    known: list[set[Card]],
-    rng: random.Random,
-) -> bool:
-    """Replay the view's public actions in the engine's order, until it is the seat's turn with
-    nothing left to replay; False if the world cannot have led to the view."""
-    seat: int = view["seat"]
-    answers = [(a["round"], a["seat"], a["answer"]) for a in view.get("round_answers", ())]
-    declarations: dict[int, list[tuple[str, str | None]]] = {}
-    for d in view["declarations"]:
-        declarations.setdefault(d["seat"], []).append((d["name"], d.get("suit")))
-    announcements = [(a["seat"], a["name"], a["trick"]) for a in view.get("announcements", ())]
-    my_skat = [Card.parse(c) for c in view.get("skat", ())]
-    called = view.get("called")
-    skat_taroks = view.get("skat_public", {}).get("taroks", 0)
-    shown_skat = {Card.parse(c) for c in view.get("skat_public", {}).get("shown", ())}
-    discarded: list[Card] = []
-    deal = state.deal
-    assert deal is not None
-    compulsory = deal.variant.declarations == "compulsory"
-
-    def nothing_left() -> bool:
-        own = declarations.get(seat, [])
-        return not (answers or plays or announcements or own or my_skat) and (
-            not called or deal.called is not None
-        )
-
-    while not deal.is_terminal():
-        s = deal.turn
-        assert s is not None
-        if s == seat and nothing_left():
-            return True
-        phase = deal.phase
-        legal = deal.legal_actions()
-        action: Action | None = None
-        if phase in ("redeal", "demand", "bid"):
-            if not answers or answers[0][1] != s:
-                return False
-            _round, _s, answer = answers.pop(0)
-            action = Action("bid", name=answer) if phase == "bid" and answer != "pass" else Action(answer)
-        elif phase == "call":
-            if not called:
-                return False
-            action = Action("call", Card.parse(called))
-        elif phase == "discard":
-            if s == seat:
-                if not my_skat:
-                    return False
-                action = Action("discard", my_skat.pop(0))
-            else:
-                action = _hidden_discard(legal, known[s], shown_skat, skat_taroks, discarded, rng)
-                if action is None:
-                    return False
-                assert action.card is not None
-                discarded.append(action.card)
-        elif phase == "declare" or (phase == "announce" and deal.variant.contracts):
-            own_announcements = [a for a in announcements if a[0] == s]
-            if phase == "announce" and own_announcements:
-                announcements.remove(own_announcements[0])
-                action = Action("announce", name=own_announcements[0][1])
-            elif declarations.get(s) and not compulsory:
-                name, suit = declarations[s].pop(0)
-                action = Action("declare", None, suit, name)
-            else:
-                action = Action("pass")
-        elif phase == "announce":
-            mine = [a for a in announcements if a[0] == s and a[2] == deal.trick_no]
-            if mine:
-                announcements.remove(mine[0])
-                action = Action("announce", name=mine[0][1])
-            else:
-                action = Action("pass")
-        elif phase == "play":
-            if not plays or plays[0][0] != s:
-                return False
-            _s, card, suit = plays.pop(0)
-            options = [a for a in legal if a.type == "play" and a.card == card]
-            if not options:
-                return False
-            action = next((a for a in options if a.suit == suit), options[0])
-        if action is None or action not in legal:
-            return False
+    for _seat, action in deal.history:
         state.apply_action(spaces.action_index(action))
-    return False
-
-
-def _hidden_discard(
-    legal: list[Action],
-    keep: set[Card],
-    shown: set[Card],
-    taroks: int,
-    done: list[Card],
-    rng: random.Random,
-) -> Action | None:
-    """A discard of a seat whose discard is hidden: the shown cards first, then as many taroks as
-    published, then any card it does not play or show later."""
-    cards = [a for a in legal if a.card is not None and a.card not in keep]
-    for action in cards:
-        if action.card in shown and action.card not in done:
-            return action
-    laid_taroks = sum(1 for c in done if c.is_tarok)
-    wanted = [a for a in cards if a.card is not None and a.card.is_tarok == (laid_taroks < taroks)]
-    pick = wanted or cards
-    return rng.choice(pick) if pick else None
-
-
-def _same_position(state: GrosstarockState, view: dict[str, Any]) -> bool:
-    deal = state.deal
-    if deal is None or deal.is_terminal():
-        return False
-    mine = observation(deal, view["seat"])
-    return (
-        mine["phase"] == view["phase"]
-        and mine["hand"] == list(view["hand"])
-        and mine["hand_sizes"] == list(view["hand_sizes"])
-        and _public(mine["declarations"]) == _public(view["declarations"])
-        and mine.get("skat_public", {}).get("taroks", 0) == view.get("skat_public", {}).get("taroks", 0)
-    )
-
-
-def _public(declarations: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(d, sort_keys=True) for d in declarations)
+    return state

@@ -448,28 +448,7 @@ def test_bridge_observations_equal_the_environments(
 # ------------------------------------------------------------------------------ worlds and ISMCTS
 
 
-@pytest.mark.parametrize("variant", ["grosstarock", "german-1754", "danish", "american"])
-def test_drawn_worlds_look_the_same_to_the_seat(variant: str) -> None:
-    """`determinize` draws worlds the seat cannot tell from the real one: the same view, the same
-    legal actions; and it finds one at most decisions (the rest fall back to a random legal move)."""
-    game = pyspiel.load_game(openspiel.GAME_NAME, {"variant": variant})
-    rng = random.Random(5)
-    asked = found = 0
-    for seed in range(3):
-        state = game.new_initial_state()
-        for action in openspiel.deck_actions(deck_for(seed, 0)):
-            state.apply_action(action)
-        while not state.is_terminal():
-            player = state.current_player()
-            if rng.random() < 0.2:
-                asked += 1
-                world = openspiel.determinize(game, state.view(player), rng)
-                if world is not None:
-                    found += 1
-                    assert world.observation_string(player) == state.observation_string(player)
-                    assert world.legal_actions() == state.legal_actions()
-            state.apply_action(rng.choice(state.legal_actions()))
-    assert asked > 10 and found >= asked * 0.5
+# Worlds drawn from a view (the game's resampling, the bridge's sampler): test_bridge_sampler.py.
 
 
 def test_ismcts_through_the_bridge_plays_a_real_match(tmp_path: Path) -> None:
