@@ -95,6 +95,22 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(run=_cmd_bench_ladder, parser=bench)
 
     bench = targets.add_parser(
+        "inprocess",
+        help="ladders with in-process bots against persistent gRPC bots and the engine's random play",
+        description="The example ladder's deals per second with in-process bots (one and two referee "
+        "processes) against persistent bot processes over gRPC, alternating; in-process random bots on one "
+        "referee against the engine's random play; where an in-process deal's time goes (cProfile).",
+    )
+    bench.add_argument("--deal-sets", type=positive_int, default=4, metavar="N", help="per ladder (4)")
+    bench.add_argument("--deals", type=positive_int, default=3, metavar="N", help="per match (default 3)")
+    bench.add_argument("--seconds", type=_window, default=3.0, metavar="S", help="of engine play (default 3)")
+    bench.add_argument(
+        "--profile-deals", type=positive_int, default=30, metavar="N", help="deals profiled (default 30)"
+    )
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_inprocess, parser=bench)
+
+    bench = targets.add_parser(
         "replay",
         help="`arena replay verify` against `python -m benchmarks engine`, in actions per second",
         description="Verify replay logs in a loop and play random deals through the engine for as long, "
@@ -353,6 +369,17 @@ def _cmd_bench_ladder(args: argparse.Namespace) -> int:
         args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds, args.rounds
     )
     report(measured.to_dict(), args.json)
+    return 0
+
+
+def _cmd_bench_inprocess(args: argparse.Namespace) -> int:
+    from arena.logs import configure
+
+    from .common import report
+    from .inprocess import bench_inprocess
+
+    configure(logging.WARNING)  # the numbers are the output
+    report(bench_inprocess(args.deal_sets, args.deals, args.seconds, args.profile_deals), args.json)
     return 0
 
 

@@ -1,0 +1,132 @@
+"""`python -m benchmarks inprocess`: ladders whose bots play in the referee's process.
+
+In one run, alternating sides where they are compared:
+
+1. the example ladder (heuristic, random, random-2) with in-process bots, on one referee process
+   and on two, against the same ladder with persistent bot processes over gRPC (the fastest
+   way of running bot processes): deals per second after the first wave of matches
+   (`benchmarks.ladder.recorded_rate`), and the ratio;
+2. three in-process random bots on one referee (one core) against the engine's own random play
+   (`benchmarks.engine.bench_engine`, one core): deals per second, and the ratio;
+3. where an in-process deal's time goes: one match of the random bots under cProfile, its time
+   split into the engine, building requests, the bot (parsing the request included), the
+   referee's bookkeeping (the runner, seats, trio) and the replay writer.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import dataclasses
+import pstats
+import tempfile
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.engine import find_variant
+from arena.ladder.config import BotSpec, LadderConfig
+from arena.ladder.run import run_ladder
+from arena.referee.runner import MatchConfig
+from arena.referee.seat import TimeControl
+from arena.server.local import play_match
+
+from .common import rate, ratio
+from .engine import bench_engine
+from .ladder import EXAMPLES, bench_config, recorded_rate
+
+INPROCESS = {"arena_bot.heuristic_bot": "inprocess:heuristic", "arena_bot.random_bot": "inprocess:random"}
+RANDOMS = (
+    ("random", "arena_bot.random_bot"),
+    ("random-2", "arena_bot.random_bot"),
+    ("random-3", "arena_bot.random_bot"),
+)
+
+# Where a profiled function's time is counted (the first part of its key that matches), else "referee".
+PARTS = (
+    ("bot", ("arena_bot", "inprocess.py", "FromString", "google/protobuf", "CopyFrom", "ByteSize")),
+    ("request building", ("arena/protocol", "arena.protocol", "ViewEncoder", "request_message")),
+    ("replay writer", ("arena/replay", "arena.replay", "record.py", "json", "write", "flush")),
+    ("engine", ("arena/engine", "arena.engine", "arena/engine", "DealState", "Match")),
+)
+
+
+def ladder_config(
+    base: Path, name: str, bots: tuple[tuple[str, str], ...], way: str, **kw: Any
+) -> LadderConfig:
+    config = bench_config(base / name, bots, kw.pop("concurrency"), kw.pop("deal_sets"), kw.pop("deals"))
+    if way == "inprocess":
+        specs = tuple(
+            BotSpec(b.name, INPROCESS[b.argv[-1]], inprocess=INPROCESS[b.argv[-1]], cwd=b.cwd)
+            for b in config.bots
+        )
+    else:
+        specs = tuple(dataclasses.replace(b, processes="persistent") for b in config.bots)
+    return dataclasses.replace(config, bots=specs, **kw)
+
+
+def deals_per_s(config: LadderConfig) -> float:
+    trio.run(partial(run_ladder, config))
+    return recorded_rate(config.database, config.concurrency)[0]
+
+
+def where_time_goes(deals: int) -> dict[str, float]:
+    """Milliseconds per deal of one in-process match of random bots, by part (PARTS)."""
+    config = MatchConfig(
+        find_variant("grosstarock"),
+        deals=deals,
+        seed=3,
+        seat_names=("a", "b", "c"),
+        time_control=TimeControl(per_decision_ms=10_000, bank_ms=0),
+    )
+    with tempfile.TemporaryDirectory(prefix="arena-bench-inprocess-") as tmp:
+        profile = cProfile.Profile()
+        profile.enable()
+        trio.run(play_match, config, ["inprocess:random"] * 3, Path(tmp))
+        profile.disable()
+    stats: dict[Any, Any] = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    parts = {name: 0.0 for name, _ in PARTS} | {"referee": 0.0}
+    for (filename, _, function), (_, _, tottime, _, _) in stats.items():
+        where = f"{filename} {function}"
+        part = next((name for name, marks in PARTS if any(m in where for m in marks)), "referee")
+        parts[part] += tottime
+    return {name: round(seconds * 1000 / deals, 3) for name, seconds in parts.items()}
+
+
+def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="arena-bench-inprocess-") as tmp:
+        base = Path(tmp)
+        common = {"concurrency": 2, "deal_sets": deal_sets, "deals": deals}
+        example: dict[str, list[float]] = {
+            "persistent_grpc": [],
+            "inprocess_1_referee": [],
+            "inprocess_2_referees": [],
+        }
+        for round_ in range(2):  # ABBA
+            order = list(example) if round_ == 0 else list(reversed(example))
+            for way in order:
+                name = f"{way}-{round_}"
+                if way == "persistent_grpc":
+                    config = ladder_config(base, name, EXAMPLES, "persistent", referees=1, **common)
+                else:
+                    config = ladder_config(
+                        base, name, EXAMPLES, "inprocess", referees=1 if "1" in way else 2, **common
+                    )
+                example[way].append(deals_per_s(config))
+        randoms = ladder_config(
+            base, "randoms", RANDOMS, "inprocess", referees=1, **{**common, "concurrency": 1}
+        )
+        random_rate = deals_per_s(randoms)
+        engine = bench_engine(find_variant("grosstarock"), engine_s, anchor=False)
+    engine_rate = rate(engine.deals, engine.seconds)
+    rates = {way: round(sum(found) / len(found), 1) for way, found in example.items()}
+    return {
+        "example_deals_per_s": rates,
+        "example_inprocess_2_to_grpc": ratio(rates["inprocess_2_referees"], rates["persistent_grpc"]),
+        "example_inprocess_1_to_grpc": ratio(rates["inprocess_1_referee"], rates["persistent_grpc"]),
+        "random_inprocess_deals_per_s": round(random_rate, 1),
+        "engine_random_deals_per_s": round(engine_rate, 1),
+        "random_inprocess_to_engine": ratio(random_rate, engine_rate),
+        "ms_per_deal_by_part": where_time_goes(profile_deals),
+    }
