@@ -1,0 +1,40 @@
+"""`python -m benchmarks inprocess`, briefly, as a real subprocess: what it prints, never how fast."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_inprocess_bench_prints_its_rates_ratios_and_parts() -> None:
+    args = [
+        "inprocess",
+        "--deal-sets",
+        "1",
+        "--deals",
+        "1",
+        "--seconds",
+        "0.2",
+        "--profile-deals",
+        "2",
+        "--json",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", *args], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout)
+    rates = measured["example_deals_per_s"]
+    assert set(rates) == {"persistent_grpc", "inprocess_1_referee", "inprocess_2_referees"}
+    assert all(value > 0 for value in rates.values())
+    assert measured["example_inprocess_2_to_grpc"] == round(
+        rates["inprocess_2_referees"] / rates["persistent_grpc"], 3
+    )
+    assert measured["random_inprocess_deals_per_s"] > 0 and measured["engine_random_deals_per_s"] > 0
+    parts = measured["ms_per_deal_by_part"]
+    assert set(parts) == {"engine", "request building", "bot", "referee", "replay writer"}
+    assert all(value >= 0 for value in parts.values())
