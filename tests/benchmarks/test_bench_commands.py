@@ -51,8 +51,9 @@ def test_every_target_prints_its_help() -> None:
     """`--help` of every target formats (a stray `%` in a help text would raise)."""
     commands = _subparsers(build_parser())
     targets = {path[0] for path, _ in commands if path}
-    expected = {"engine", "server", "ladder", "replay", "arena", "research", "web", "bot", "strength", "inprocess"}
-    assert expected == targets
+    assert targets == {
+        *("engine", "server", "ladder", "replay", "arena", "research", "web", "bot", "strength", "inprocess")
+    }
     for path, parser in commands:
         assert parser.format_help().startswith("usage: python -m benchmarks"), path
 
