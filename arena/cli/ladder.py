@@ -54,8 +54,9 @@ ALL_PAGES = -1  # `--replay-pages all`
 
 
 def _ray_address(text: str) -> str:
-    """`--ray`'s ADDRESS: HOST:PORT of the head (ray://HOST:PORT for Ray Client), or auto."""
-    if text == "auto":
+    """`--ray`'s ADDRESS: HOST:PORT of the head (ray://HOST:PORT for Ray Client), or auto; empty
+    (`--ray` alone: argparse passes the empty const through this too) for a local Ray."""
+    if text in ("", "auto"):
         return text
     problem = address_problem(text.removeprefix("ray://"), unix=False)
     if problem is not None:
