@@ -86,8 +86,11 @@ def standings(conn: sqlite3.Connection) -> Standings:
         for row in conn.execute("SELECT name, remote FROM bots ORDER BY position")
     ]
     points: dict[str, list[int]] = defaultdict(list)
+    # In the plan's order, not the order matches happened to finish in: the intervals' floating
+    # sums then come out the same to the last bit however the ladder ran.
     for row in conn.execute(
-        "SELECT bot, points FROM deals WHERE annulled = 0 AND active = 1 ORDER BY match_seq, deal, seat"
+        "SELECT d.bot, d.points FROM deals d JOIN matches m ON m.seq = d.match_seq "
+        "WHERE d.annulled = 0 AND d.active = 1 ORDER BY m.deal_set, m.table_no, m.arrangement, d.deal, d.seat"
     ):
         points[row[0]].append(row[1])
     matches = dict(conn.execute("SELECT bot, COUNT(DISTINCT match_seq) FROM deals GROUP BY bot").fetchall())
