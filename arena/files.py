@@ -4,6 +4,7 @@ work that would write it starts."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -166,3 +167,47 @@ def _reason(exc: OSError, path: Path) -> str:
         if parent is not None and not parent.is_dir():
             return f"{parent} is a file, not a folder"
     return (exc.strerror or str(exc)).lower()
+
+
+class LockHeldError(Exception):
+    """The lock cannot be taken: held by another process, or its file cannot be created."""
+
+
+class OwnerLock:
+    """An exclusive lock on `path` + ``.lock``, held while this object holds it: one process's
+    database at a time (a SQLite store of `arena serve`, a ladder's database). It is `flock`'s, so
+    the kernel releases it when its holder exits, however it exits: a crash leaves no stale lock;
+    the file keeps the holder's pid for the message only."""
+
+    def __init__(self, path: Path) -> None:
+        self.lock_path = Path(f"{path}.lock")
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self, what: str) -> None:
+        """Take the lock, or raise `StoreLockError` naming `what` and the holder's pid."""
+        if self._fd is not None:
+            return
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise LockHeldError(
+                f"{self.lock_path}: cannot create the lock file: {exc.strerror or exc}"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise LockHeldError(f"{what} (pid {holder})") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # the lock goes with its descriptor
+            self._fd = None

@@ -26,9 +26,7 @@ file no run has opened since (`has_table`).
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -37,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..files import LockHeldError, OwnerLock
 from ..replay.summary import DealRow, FaultRow
 
 SCHEMA_VERSION = 1
@@ -186,7 +185,7 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
 class Store:
     """The database of one ladder run, held under an exclusive lock."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, lock: int) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock: OwnerLock) -> None:
         self.path = path
         self.conn = conn
         self._lock = lock
@@ -196,14 +195,13 @@ class Store:
         """Create the database, or reopen it if it belongs to the same ladder."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            lock = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise StoreError(f"{path}: cannot create: {exc.strerror or exc}") from None
+        lock = OwnerLock(path)
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(lock)
-            raise StoreError(f"{path}: another `arena ladder run` is using this database") from None
+            lock.acquire(f"{path}: another `arena ladder run` is using this database")
+        except LockHeldError as exc:
+            raise StoreError(str(exc)) from None
         existing = path.is_file() and path.stat().st_size > 0
         conn: sqlite3.Connection | None = None
         try:
@@ -222,7 +220,7 @@ class Store:
         except (sqlite3.Error, StoreError) as exc:
             if conn is not None:
                 conn.close()
-            os.close(lock)
+            lock.release()
             if isinstance(exc, StoreError):
                 raise
             raise StoreError(f"{path}: not a ladder database ({exc})") from None
@@ -264,7 +262,7 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
-        os.close(self._lock)
+        self._lock.release()
 
     def set_planned(self, matches: int) -> None:
         """How many matches the latest run's ladder file asks for (deal sets may be added later)."""

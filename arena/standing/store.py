@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .owner import OwnerLock, StoreLockError
+from ..files import LockHeldError, OwnerLock
 from .records import BotRecord, MatchResult, Pause, RecentMatch, SeatResult, Standing, now_ms
 from .schema import (
     INDEXES,
@@ -193,7 +193,7 @@ class Store:
     def claim_for_server(self) -> None:
         """Hold this SQLite store for one server until `close` (or the process's end); a second
         server is refused with `StoreInUseError`, naming the store and the process that holds it
-        (`owner`). Commands that only read or edit bots open the store without this claim and
+        (`arena.files.OwnerLock`). Commands that only read or edit bots open the store without this claim and
         work beside the server. A PostgreSQL store is shared by design (`cluster`)."""
         if self.postgres:
             return
@@ -202,7 +202,7 @@ class Store:
                 f"{self.path}: this store is in use by another arena server; a SQLite store is one "
                 "server's: stop that server, or share a postgresql:// store"
             )
-        except StoreLockError as exc:
+        except LockHeldError as exc:
             raise StoreInUseError(str(exc)) from None
 
     def close(self) -> None:
