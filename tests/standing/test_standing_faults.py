@@ -105,9 +105,19 @@ def test_a_database_stopped_for_5_s_loses_no_result_and_no_server(
         recorded_before = {m for m, state in states(run).items() if state == "finished"}
         stopped_ms = time.time() * 1000
         stop_database(own_postgres)
-        time.sleep(OUTAGE_S)  # the outage itself: the servers play on without their store
+        time.sleep(OUTAGE_S - 1)  # the outage itself (with the second below): the servers play on
         told_during = ended_replays(replay_dir) - recorded_before
-        waiting = {path.stem for path in (replay_dir / PENDING_DIR).glob("*.json")}
+
+        def waiting_now() -> set[str]:
+            return {path.stem for path in (replay_dir / PENDING_DIR).glob("*.json")}
+
+        # A replay is renamed complete a moment before its result is journalled: give the journal
+        # that moment (up to the outage's last second), with the database still down, so nothing
+        # can be recorded instead.
+        deadline = time.monotonic() + 1
+        while not told_during <= waiting_now() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        waiting = waiting_now()
         start_database(own_postgres)
         # Matches ended while the database was down; their results waited on disk. A match recorded
         # between the first look and the stop is not waiting: the store has it from before the stop.
