@@ -16,7 +16,7 @@ import contextlib
 import math
 import random
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -130,6 +130,10 @@ class MatchRunner(LinkHost):
         self.termination: Termination | str = ""  # "" until the match ends
         self.forfeited: int | None = None
         self.done = trio.Event()
+        # Awaited once the replay is complete and before any bot is told the match ended: a service
+        # makes the result durable there (the standing arena journals it), so nobody hears of a
+        # result that a crash could still lose.
+        self.before_end: Callable[[], Awaitable[None]] | None = None
         self._all_ready = trio.Event()
         self._request_ids = iter(range(1, 2**62))
         self.decisions = 0
@@ -283,6 +287,12 @@ class MatchRunner(LinkHost):
             )
             self.replay_path = self._writer.complete()
             self.state = MatchState.FINISHED
+            if self.before_end is not None:
+                with trio.CancelScope(shield=True):  # a stopping server still keeps the result
+                    try:
+                        await self.before_end()
+                    except Exception:
+                        self.log.exception("the match's end could not be made durable")
             end = pb.MatchEnd(
                 scores=self.match.scores, termination=self.termination, replay=self.replay_path.name
             )
