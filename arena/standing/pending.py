@@ -1,9 +1,10 @@
 """Results that wait on disk until the store takes them: the pending-results journal.
 
-A match's replay is complete on disk (fsynced, renamed) before its bots are told it ended. When
-the match ends, its server writes a small record of what the store must learn (the result, or
-that the match was aborted) to ``REPLAY_DIR/pending-results/MATCH_ID.json``, fsynced, before it
-asks the store; the record goes once the store has it. So a result survives a database that is
+A match's replay is complete on disk (fsynced, renamed); then, before its bots are told it ended
+(the runner's `before_end`), its server writes a small record of what the store must learn (the
+result; for a match cut off when the server stops, that it was aborted) to
+``REPLAY_DIR/pending-results/MATCH_ID.json``, fsynced, before it asks the store; the record goes
+once the store has it. So a result survives a database that is
 down, a server that stops meanwhile (the next server started on the same replay directory records
 it) and a server that dies; and it is recorded exactly once, because the store takes a result
 only for a match it still has running (`Store.finish_match`).

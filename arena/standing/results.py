@@ -1,7 +1,8 @@
 """Recording the arena's matches: a result, the ratings it changes, the bots it pauses.
 
 When a match ends, what the store must learn (its result, or that it was aborted) is first
-written to the pending-results journal beside the replays (`pending`), then its replay is
+written to the pending-results journal beside the replays (`pending`; a result before the bots
+are told the match ended, from the runner's `before_end`), then its replay is
 summarised on a worker thread, the ratings are updated with the OpenSkill code the ladder uses
 too (`arena.ratings`), and everything is written to the store in one transaction
 (`Store.finish_match`); the journal's record goes once the store has it. A store that does not
@@ -50,11 +51,13 @@ class Results:
         self.journal = journal
         self._settling: set[str] = set()  # match ids being written to the store right now
         self._waiting: set[str] = set()  # match ids whose first try failed (logged once)
+        self._journalled: dict[str, PendingRecord] = {}  # results saved before their bots were told
 
     async def follow(self, arena_match: ArenaMatch, seated_ms: int) -> None:
         """Record the match when it ends (single server)."""
         state = self.state
         runner = arena_match.runner
+        runner.before_end = lambda: self._journal(arena_match)
         c = runner.config
         try:
             await state.db(
@@ -82,6 +85,7 @@ class Results:
     async def follow_hosted(self, cluster: Cluster, arena_match: ArenaMatch, started_ms: int) -> None:
         """As `follow`, for a match booked in the store by this server's round."""
         runner = arena_match.runner
+        runner.before_end = lambda: self._journal(arena_match)
         try:
             await runner.done.wait()
         finally:
@@ -105,12 +109,12 @@ class Results:
         runner = arena_match.runner
         with trio.move_on_after(STOP_WAIT_S):  # a cut-off runner ends as the server stops
             await runner.done.wait()
-        ended = now_ms()  # before its places are freed: the next match of a bot starts later
-        record = pending_record(arena_match, ended)
-        try:
-            await trio.to_thread.run_sync(self.journal.save, record)
-        except (OSError, ValueError) as exc:
-            runner.log.error("cannot keep the result on disk until it is recorded", error=str(exc))
+        record = self._journalled.pop(runner.match_id, None)
+        if record is None:  # cut off, or its journal could not be written at its end
+            # Ended before its places are freed: the next match of a bot starts later.
+            record = pending_record(arena_match, now_ms())
+            await self._save(record)
+        ended = record.ended_ms
         if cluster is not None:
             clean = [seat.index for seat in runner.seats if not seat.faults]
             try:
@@ -121,6 +125,20 @@ class Results:
                 runner.log.warning("cannot free the match's places yet", error=str(exc))
         with trio.move_on_after(RECORD_TIMEOUT_S):
             await self.settle(record)
+
+    async def _journal(self, arena_match: ArenaMatch) -> None:
+        """The runner's `before_end`: the finished match's result on disk before its bots hear of it."""
+        record = pending_record(arena_match, now_ms())
+        if await self._save(record):
+            self._journalled[record.match_id] = record
+
+    async def _save(self, record: PendingRecord) -> bool:
+        try:
+            await trio.to_thread.run_sync(self.journal.save, record)
+        except (OSError, ValueError) as exc:
+            log.error("cannot keep the result on disk", match_id=record.match_id, error=str(exc))
+            return False
+        return True
 
     async def settle(self, record: PendingRecord) -> bool:
         """Give the store one pending record; True once it is settled (recorded, or refused for

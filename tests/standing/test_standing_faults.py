@@ -111,9 +111,9 @@ def test_a_database_stopped_for_5_s_loses_no_result_and_no_server(
         def waiting_now() -> set[str]:
             return {path.stem for path in (replay_dir / PENDING_DIR).glob("*.json")}
 
-        # A replay is renamed complete a moment before its result is journalled: give the journal
-        # that moment (up to the outage's last second), with the database still down, so nothing
-        # can be recorded instead.
+        # A replay is renamed complete a moment before its result is journalled (both come before
+        # its bots are told the match ended): give the journal that moment (up to the outage's last
+        # second), with the database still down, so nothing can be recorded instead.
         deadline = time.monotonic() + 1
         while not told_during <= waiting_now() and time.monotonic() < deadline:
             time.sleep(0.1)
