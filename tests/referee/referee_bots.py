@@ -159,11 +159,18 @@ class Played:
         return self.lines[-1]
 
 
-def play(replay_dir: Path, match_config: MatchConfig, bots: Sequence[Bot]) -> Played:
-    """Run one match with these bots on the mock clock; its replay read back."""
+def play(
+    replay_dir: Path,
+    match_config: MatchConfig,
+    bots: Sequence[Bot],
+    prepare: Callable[[MatchRunner], None] = lambda runner: None,
+) -> Played:
+    """Run one match with these bots on the mock clock (`prepare` sees the runner before it
+    starts); its replay read back."""
 
     async def main() -> Played:
         runner = MatchRunner("0123456789abcdef", match_config, replay_dir)
+        prepare(runner)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(runner.run)
             for seat, bot in enumerate(bots):

@@ -290,24 +290,15 @@ def test_the_end_hook_runs_with_the_replay_complete_before_any_bot_hears_the_mat
     seen: list[tuple[bool, int]] = []
     bots = [Bot() for _ in range(3)]
 
-    async def main() -> MatchRunner:
-        runner = MatchRunner("0123456789abcdef", config(TimeControl(1_000, 5_000, 0)), tmp_path)
-
+    def prepare(runner: MatchRunner) -> None:
         async def before_end() -> None:
             ended = sum(len(bot.link.of_kind("match_end")) for bot in bots if bot.links)
             seen.append((runner.replay_path is not None and runner.replay_path.is_file(), ended))
             raise OSError("disk full")
 
         runner.before_end = before_end
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(runner.run)
-            for seat, bot in enumerate(bots):
-                nursery.start_soon(bot.play, runner, seat)
-            await runner.done.wait()
-            nursery.cancel_scope.cancel()
-        return runner
 
-    runner = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    runner = play(tmp_path, config(TimeControl(1_000, 5_000, 0)), bots, prepare).runner
     assert seen == [(True, 0)]
     assert str(runner.termination) == "completed"
     assert all(len(bot.link.of_kind("match_end")) == 1 for bot in bots)
