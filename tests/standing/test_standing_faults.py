@@ -103,8 +103,8 @@ def test_a_database_stopped_for_5_s_loses_no_result_and_no_server(
         replay_dir = run.servers[0].replay_dir
         wait_for(lambda: run.finished() >= 15, 120, "15 rated matches")
         recorded_before = {m for m, state in states(run).items() if state == "finished"}
-        stopped_ms = time.time() * 1000
         stop_database(own_postgres)
+        stopped_ms = time.time() * 1000  # once the database is down: a match recorded before was in time
         time.sleep(OUTAGE_S - 1)  # the outage itself (with the second below): the servers play on
         told_during = ended_replays(replay_dir) - recorded_before
 
