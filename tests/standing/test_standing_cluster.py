@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from arena_bot import Lobby
-from arena_bot.lobby import balanced_target, split_addresses
+from arena_bot.address import balanced_target, split_addresses
 from postgres import free_port
 from support import ROOT, wait_for
 from support.cluster import (

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Sequence
+
 PORT_MAX = 65535
 SCHEMES = ("grpc://", "http://", "grpcs://", "https://", "tls://")
 ADDRESS_HELP = "HOST:PORT (e.g. 127.0.0.1:50051, [::1]:50051) or unix:PATH"
@@ -53,3 +56,30 @@ def check_address(address: str) -> str:
     if problem is not None:
         raise ValueError(f"server address {address!r}: {problem}; expected {ADDRESS_HELP}")
     return address
+
+
+def split_addresses(address: str | Sequence[str]) -> list[str]:
+    """Server addresses from a list, or from one string with commas."""
+    parts = address.split(",") if isinstance(address, str) else list(address)
+    return [part.strip() for part in parts if part.strip()]
+
+
+def balanced_target(addresses: Sequence[str]) -> str | None:
+    """A gRPC target that `round_robin` balances over `addresses` (``ipv4:a:p,b:p`` or ``ipv6:…``),
+    when all are plain-text IP literals of one family; None otherwise."""
+    families = set()
+    for address in addresses:
+        text = address.removeprefix("grpc://").removeprefix("http://")
+        if "://" in text:
+            return None  # TLS: the SDK rotates over the addresses itself
+        host, _, port = text.rpartition(":")
+        if not port.isdigit():
+            return None
+        try:
+            families.add(ipaddress.ip_address(host.strip("[]")).version)
+        except ValueError:
+            return None  # a host name
+    if len(addresses) < 2 or len(families) != 1:
+        return None
+    scheme = "ipv4:" if families == {4} else "ipv6:"
+    return scheme + ",".join(a.removeprefix("grpc://").removeprefix("http://") for a in addresses)

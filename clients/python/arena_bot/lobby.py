@@ -41,7 +41,6 @@ lobby's.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import random
@@ -53,7 +52,7 @@ from typing import Any, Literal
 
 import grpc
 
-from arena_bot.address import check_address
+from arena_bot.address import balanced_target, check_address, split_addresses
 from arena_bot.match import (
     PROTOCOL_VERSION,
     RETRYABLE,
@@ -103,33 +102,6 @@ STEADY_SECONDS = 10.0
 """A lobby stream that lasted this long resets the backoff."""
 PAUSE_FALLBACK = 30.0
 """Seconds to wait before asking again when a pause says neither ``retry-after-ms`` nor when it ends."""
-
-
-def split_addresses(address: str | Sequence[str]) -> list[str]:
-    """Server addresses from a list, or from one string with commas."""
-    parts = address.split(",") if isinstance(address, str) else list(address)
-    return [part.strip() for part in parts if part.strip()]
-
-
-def balanced_target(addresses: Sequence[str]) -> str | None:
-    """A gRPC target that `round_robin` balances over `addresses` (``ipv4:a:p,b:p`` or ``ipv6:…``),
-    when all are plain-text IP literals of one family; None otherwise."""
-    families = set()
-    for address in addresses:
-        text = address.removeprefix("grpc://").removeprefix("http://")
-        if "://" in text:
-            return None  # TLS: the SDK rotates over the addresses itself
-        host, _, port = text.rpartition(":")
-        if not port.isdigit():
-            return None
-        try:
-            families.add(ipaddress.ip_address(host.strip("[]")).version)
-        except ValueError:
-            return None  # a host name
-    if len(addresses) < 2 or len(families) != 1:
-        return None
-    scheme = "ipv4:" if families == {4} else "ipv6:"
-    return scheme + ",".join(a.removeprefix("grpc://").removeprefix("http://") for a in addresses)
 
 
 def retry_after_ms(error: object) -> int | None:
