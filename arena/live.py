@@ -56,14 +56,19 @@ class Hub:
         self.match_watchers: list[Callable[[MatchRunner], None]] = []
 
     def create_match(
-        self, config: MatchConfig, tokens: Mapping[int, str] | None = None, match_id: str | None = None
+        self,
+        config: MatchConfig,
+        tokens: Mapping[int, str] | None = None,
+        match_id: str | None = None,
+        make: Callable[[str, MatchConfig, Path], MatchRunner] = MatchRunner,
     ) -> MatchRunner:
         """Start a match; `tokens` gives chosen seats a token of the caller's (e.g. a remote bot's),
-        `match_id` an id chosen by the caller (the standing arena books it in its store first)."""
+        `match_id` an id chosen by the caller (the standing arena books it in its store first),
+        `make` a runner of the caller's (a match played on from a recorded position)."""
         match_id = match_id or secrets.token_hex(8)
         if match_id in self.matches:
             raise ValueError(f"match {match_id} exists already")
-        runner = MatchRunner(match_id, config, self.replay_dir)
+        runner = make(match_id, config, self.replay_dir)
         for seat_index, token in (tokens or {}).items():
             if token in self.tokens:
                 raise ValueError(f"token of seat {seat_index} already speaks for another seat")
