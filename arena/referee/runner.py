@@ -126,6 +126,8 @@ class MatchRunner(LinkHost):
         ]
         self.match = Match(config.variant, seed=config.seed, deals=config.deals)
         self.spectators: list[Link] = []
+        # The deal in play (changed in place as it goes), read by the live tables (web/feed.py).
+        self.deal_state: DealState | None = None
         self.replay_path: Path | None = None
         self.termination: Termination | str = ""  # "" until the match ends
         self.forfeited: int | None = None
@@ -359,6 +361,7 @@ class MatchRunner(LinkHost):
         while not match.is_over():
             deal = match.deal_index
             state = match.start_deal()
+            self.deal_state = state
             views = ViewEncoder(state)
             notes: list[dict[str, Any]] = []
             self._write(
