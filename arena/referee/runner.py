@@ -16,6 +16,7 @@ import contextlib
 import math
 import random
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,11 @@ from .seat import (
 from .seat import MatchState as MatchState  # re-exported: it lived here first
 
 log = structlog.get_logger()
+
+# The longest a match runs without letting the other tasks of its trio run (other matches, the
+# watchdog, the replay flusher, the server) when its bots answer synchronously (in-process seats)
+# and so it never waits: it yields when this much time has passed since it last did.
+YIELD_AFTER_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,7 @@ class MatchRunner(LinkHost):
         self._alarm = math.inf
         self._alarm_scope: trio.CancelScope | None = None
         self._waiting: Seat | None = None
+        self._yielded = 0.0  # time.perf_counter() when `_play` last let other tasks run
         self.log = log.bind(match_id=match_id)
 
     # ------------------------------------------------------------------ links (called on the trio thread)
@@ -386,6 +393,10 @@ class MatchRunner(LinkHost):
                 state.apply(action)
                 self.decisions += 1
                 self._record(decision, deal, seat, notes, allowance_on)
+                if time.perf_counter() - self._yielded >= YIELD_AFTER_S:
+                    # A decision waits (and yields) only when its answer is not there yet.
+                    await trio.lowlevel.checkpoint()
+                    self._yielded = time.perf_counter()
                 public = action if action.type != "discard" else Action("discard")  # the card stays hidden
                 self.broadcast(action_taken_event(deal, seat, public))
                 if len(state.tricks) > tricks_before:
@@ -453,9 +464,10 @@ class MatchRunner(LinkHost):
         start = trio.current_time()
         deadline = start + (limit_ms + credit_ms) / 1000
         sent_on = seat.link if seat.hello else None  # a round-trip sample needs one connection
-        if self._writer is not None and self._writer.pending:
+        if self._writer is not None and self._writer.pending and not getattr(sent_on, "synchronous", False):
             # Every move before this request reaches the OS before the request leaves:
-            # a killed server loses at most the move in flight.
+            # a killed server loses at most the move in flight. A bot in this process dies
+            # with it: it is asked without the system call (the flusher writes its moves).
             self._writer.flush()
         seat.send(data)
         rejected_before = seat.rejected
@@ -495,8 +507,12 @@ class MatchRunner(LinkHost):
                 wait_until = min(deadline, grace_end)
             item: InboxItem | None = None
             if now < wait_until:
-                self._set_alarm(wait_until)
-                item = await seat.inbox.receive()
+                # A synchronous link (an in-process bot) has answered before this look: no alarm,
+                # no wake-up, no checkpoint (`_play` yields now and then).
+                item = seat.inbox.take()
+                if item is None:
+                    self._set_alarm(wait_until)
+                    item = await seat.inbox.receive()
             if item is None or isinstance(item, Alarm):
                 if trio.current_time() >= deadline:
                     kind = FaultKind.TIMEOUT if seat.disconnected_at is None else self._absent(seat)

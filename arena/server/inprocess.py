@@ -162,6 +162,10 @@ def exit_status(exc: BaseException) -> int:
 class InProcessLink:
     """One seat's link to a bot in this process (see the module's docstring)."""
 
+    # Its bot has answered (or failed) by the time `send` returns: the referee takes the answer
+    # from the seat's inbox without waiting, and flushes no replay line before asking it.
+    synchronous = True
+
     def __init__(
         self, runner: MatchRunner, seat: int, bot: InProcessBot, seed: str, log_path: Path | None = None
     ) -> None:
