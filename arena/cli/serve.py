@@ -84,6 +84,12 @@ def register(commands: Any) -> None:
         help="also serve the read-only web site (leaderboard, bots, matches, live tables, JSON API) "
         "on this address, e.g. 127.0.0.1:8080 (default: off; docs/ARENA.md)",
     )
+    serve.add_argument(
+        "--play",
+        action="store_true",
+        help="with --http: people may start matches against the example bots (run in this process) and "
+        "play on from a replay's position, on the site's /play page (default: off; docs/PLAY.md)",
+    )
     serve.set_defaults(run=_cmd_serve, parser=serve)
 
 
@@ -131,6 +137,8 @@ def _serve(args: argparse.Namespace) -> int:
         operator_token = load_operator_token(args.operator_token_file)
     except (OSError, ValueError) as exc:
         raise CliError(_problem("--operator-token-file", args.operator_token_file, exc)) from None
+    if args.play and args.http is None:
+        raise CliError("--play needs --http HOST:PORT (the page people play on)")
     advertise = args.advertise or ""
     if args.store.startswith(("postgresql://", "postgres://")) and not advertise:
         if args.port == 0 or args.host in ("0.0.0.0", "::", ""):
@@ -156,7 +164,8 @@ def _serve(args: argparse.Namespace) -> int:
     if args.http is not None:
         from ..web.app import serve_with_site
 
-        server = functools.partial(serve_with_site, server, service, *args.http)
+        host, port = args.http
+        server = functools.partial(serve_with_site, server, service, host, port, play=args.play)
     try:
         if service.cluster is not None:
             signal = run_draining(server, service)

@@ -45,6 +45,8 @@ from ..standing.service import StandingArena
 from ..standing.store import BOT_NAME, Store, UnknownBotError
 from . import data
 from .feed import FRAME_S, PING_S, UPDATES_PER_S, Feeds, MatchFeed, ViewerClock
+from .human import Tables
+from .play import ROUTES as PLAY_ROUTES
 
 log = structlog.get_logger()
 
@@ -91,6 +93,7 @@ class Site:
     frame_s: float = FRAME_S
     updates_per_s: float = UPDATES_PER_S
     ping_s: float = PING_S
+    play: Tables | None = None  # tables with a person (`--play`); None: the site seats nobody
     feeds: Feeds = field(init=False)
     clock: ViewerClock = field(init=False)
     history: data.RatingHistory = field(init=False)
@@ -495,6 +498,7 @@ def site_app(site: Site) -> ASGIApp:
         Route("/api/matches/{match_id}/replay", api_replay),
         Route("/api/matches/{match_id}/position", api_position),
         Route("/api/matches/{match_id}/live", api_live),
+        *PLAY_ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
@@ -555,7 +559,7 @@ async def serve_site(
 
 
 async def serve_with_site(
-    server: Callable[..., Awaitable[None]], service: StandingArena, host: str, port: int
+    server: Callable[..., Awaitable[None]], service: StandingArena, host: str, port: int, play: bool = False
 ) -> None:
     """The referee (`server`: `serve` with its arguments) and the site on `host:port`, in one
     trio loop until cancelled. A port that cannot be bound raises its `OSError` unwrapped."""
@@ -564,7 +568,8 @@ async def serve_with_site(
         try:
             hub, _port = await nursery.start(server)
             lobby = lambda: service.lobby.connected_bots() if service.lobby is not None else set()  # noqa: E731
-            await nursery.start(serve_site, Site(hub, service.store, lobby), host, port)
+            site = Site(hub, service.store, lobby, play=Tables(hub) if play else None)
+            await nursery.start(serve_site, site, host, port)
         except OSError as exc:  # raised below, not inside the nursery's exception group
             refused = exc
             nursery.cancel_scope.cancel()
