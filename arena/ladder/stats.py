@@ -1,6 +1,11 @@
 """The ladder's standings, from its SQLite file.
 
-Ratings are `arena.ratings`' (OpenSkill, updated deal by deal). The standings also give each
+Ratings are `arena.ratings`' (OpenSkill, updated deal by deal), computed here from the recorded
+deals in the plan's order (deal set, table, arrangement, deal), never in the order matches
+happened to finish: the standings are then a function of the recorded results alone, the same
+to the last bit however the ladder ran (one referee or several, persistent bots, Ray, resumed
+after a kill). The `ratings` table keeps the ratings as they were after each match was recorded
+(the report's plot over time); the standings do not read it. The standings also give each
 bot's mean game points per deal with a 95% confidence interval (Student's t), a crosstable of
 mean point differences per deal between each two bots at the same table, and fault counts by
 kind, and what each bot said of itself in its Hellos (name and version).
@@ -17,7 +22,8 @@ from typing import Any
 
 from ..ratings import Ratings, mean_ci
 from ..replay.log import FAULT_KINDS
-from .store import has_table, latest_ratings
+from ..replay.summary import DealRow
+from .store import has_table
 
 # --------------------------------------------------------------------------- standings
 
@@ -104,7 +110,7 @@ def standings(conn: sqlite3.Connection) -> Standings:
             "WHERE forfeited IS NOT NULL GROUP BY 1"
         ).fetchall()
     )
-    ratings = latest_ratings(conn)
+    ratings = plan_order_ratings(conn, [name for name, _ in bots])
     hellos = reported_hellos(conn)
     modes: dict[str, dict[str, int]] = defaultdict(dict)
     if has_table(conn, "processes"):
@@ -158,6 +164,34 @@ def standings(conn: sqlite3.Connection) -> Standings:
         bots=rows,
         crosstable=cross,
     )
+
+
+# The plan's order of the recorded matches: the key breaks the tie of `ladder ab`'s twin matches.
+PLAN_ORDER = "ORDER BY m.deal_set, m.table_no, m.arrangement, m.key"
+
+
+def plan_order_ratings(conn: sqlite3.Connection, bots: list[str]) -> dict[str, tuple[float, float]]:
+    """Every bot's (μ, σ) after OpenSkill's updates from every recorded deal, applied in the plan's
+    order (a forfeit, as in `Ratings.update`, after its match's deals)."""
+    ratings = Ratings(bots)
+    matches = conn.execute(f"SELECT m.seq, m.seats, m.forfeited FROM matches m {PLAN_ORDER}").fetchall()
+    rows: dict[int, dict[int, DealRow]] = defaultdict(dict)
+    for seq, deal, points, annulled, active in conn.execute(
+        "SELECT match_seq, deal, points, annulled, active FROM deals ORDER BY match_seq, deal, seat"
+    ):
+        row = rows[seq].get(deal)
+        if row is None:
+            row = rows[seq][deal] = DealRow(deal, [], [], bool(annulled), [])
+        row.points.append(points)
+        row.active.append(bool(active))
+    for seq, seats, forfeited in matches:
+        names = json.loads(seats)
+        for name in names:
+            if name not in ratings.ratings:  # a bot no longer in the file: rated from the default
+                ratings.ratings[name] = ratings.model.rating(name=name)
+        deals = [rows[seq][deal] for deal in sorted(rows.get(seq, {}))]
+        ratings.update(names, deals, forfeited)
+    return ratings.of(ratings.ratings)
 
 
 def reported_hellos(conn: sqlite3.Connection) -> dict[str, ReportedHello]:

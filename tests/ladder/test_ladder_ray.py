@@ -33,8 +33,25 @@ RANDOM_BOTS = "".join(
 )
 
 
+# The example ladder's bots: seeded (the random bots) or deterministic (the heuristic bot).
+EXAMPLE_BOTS = "".join(
+    f'[[bots]]\nname = "{name}"\ncommand = "{{python}} -m arena_bot.{program}"\n'
+    for name, program in (
+        ("heuristic", "heuristic_bot"),
+        ("random", "random_bot"),
+        ("random-2", "random_bot"),
+    )
+)
+
+
 def ladder_file(
-    directory: Path, deal_sets: int, *, processes: str = "per-match", concurrency: int = 2, referees: int = 1
+    directory: Path,
+    deal_sets: int,
+    *,
+    processes: str = "per-match",
+    concurrency: int = 2,
+    referees: int = 1,
+    bots: str = RANDOM_BOTS,
 ) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "ladder.toml"
@@ -42,7 +59,7 @@ def ladder_file(
         f'variant = "grosstarock"\nseed = 7\ndeal_sets = {deal_sets}\ndeals = 2\n'
         f'concurrency = {concurrency}\nreferees = {referees}\nprocesses = "{processes}"\n'
         "[time_control]\nper_decision_ms = 10000\nbank_ms = 10000\n"
-        "[faults]\nreconnect_grace_ms = 2000\n" + RANDOM_BOTS
+        "[faults]\nreconnect_grace_ms = 2000\n" + bots
     )
     return path
 
@@ -53,8 +70,6 @@ def arena_command(*args: str | Path) -> list[str]:
 
 def environment() -> dict[str, str]:
     return {**os.environ, **LOOPBACK}
-
-
 
 
 def results(database: Path) -> dict[str, tuple[list[int], list[str]]]:
@@ -118,10 +133,46 @@ def worker_pids() -> list[int]:
     return pids
 
 
-def test_the_same_results_match_by_match_locally_persistent_and_on_ray(
+def standings_json(database: Path) -> str:
+    done = arena("ladder", "standings", database, "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def without_processes(text: str) -> dict[str, object]:
+    """The standings but for how each bot ran (its `processes`: per-match or persistent)."""
+    table = json.loads(text)
+    for bot in table["bots"]:
+        del bot["processes"]
+    return dict(table)
+
+
+def run_killed_and_resumed(path: Path) -> None:
+    """Run the ladder, SIGKILL its driver once two matches are recorded, run it again to the end."""
+    database = path.with_suffix(".sqlite")
+    driver = subprocess.Popen(
+        arena_command("ladder", "run", path, "--no-progress"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=environment(),
+    )
+    try:
+        wait_for(lambda: recorded(database) >= 2, 120, "two matches recorded")
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=30)
+    finally:
+        driver.kill()
+    assert recorded(database) < 6, "the ladder ended before it was killed"
+    again = arena("ladder", "run", path, "--no-progress")
+    assert again.returncode == 0, again.stderr[-2000:]
+
+
+def test_the_same_results_and_standings_locally_persistent_on_ray_and_resumed(
     tmp_path: Path, cluster: str
 ) -> None:
-    runs = {}
+    """The example ladder's bots (seeded) in every way a ladder runs: the same results match by
+    match, and byte-identical standings JSON, ratings included (docs/LADDER.md, "Standings")."""
+    runs, tables = {}, {}
     for name, processes, referees, ray in (
         ("local", "per-match", 1, []),
         ("persistent", "persistent", 1, []),
@@ -129,12 +180,17 @@ def test_the_same_results_match_by_match_locally_persistent_and_on_ray(
         ("referees-persistent", "persistent", 2, []),
         ("ray", "per-match", 1, ["--ray", cluster]),
         ("ray-persistent", "persistent", 1, ["--ray", cluster]),
+        ("killed", "per-match", 1, None),  # SIGKILLed after two matches, then run again
     ):
-        path = ladder_file(tmp_path / name, 1, processes=processes, referees=referees)
-        done = arena("ladder", "run", path, "--no-progress", *ray)
-        assert done.returncode == 0, done.stderr[-2000:]
+        path = ladder_file(tmp_path / name, 1, processes=processes, referees=referees, bots=EXAMPLE_BOTS)
         database = path.with_suffix(".sqlite")
+        if ray is None:
+            run_killed_and_resumed(path)
+        else:
+            done = arena("ladder", "run", path, "--no-progress", *ray)
+            assert done.returncode == 0, done.stderr[-2000:]
         runs[name] = results(database)
+        tables[name] = standings_json(database)
         with sqlite3.connect(database) as conn:
             modes = {row[0] for row in conn.execute("SELECT mode FROM processes")}
             nodes = {row[0] for row in conn.execute("SELECT node FROM processes")}
@@ -155,8 +211,16 @@ def test_the_same_results_match_by_match_locally_persistent_and_on_ray(
         # Every replay is in the driver's replay directory, wherever its match was played.
         assert all((path.parent / "ladder-replays" / r).is_file() for r in replays)
     assert len(runs["local"]) == 6
-    for name in ("persistent", "referees", "referees-persistent", "ray", "ray-persistent"):
+    for name in runs:
         assert runs[name] == runs["local"], name
+    # Byte for byte among the runs whose bots ran the same way; across the two ways, all but
+    # the `processes` counts, which say how they ran.
+    for name in ("referees", "ray", "killed"):
+        assert tables[name] == tables["local"], name
+    for name in ("referees-persistent", "ray-persistent"):
+        assert tables[name] == tables["persistent"], name
+    assert without_processes(tables["persistent"]) == without_processes(tables["local"])
+    assert json.loads(tables["local"])["bots"][0]["mu"] != 25.0  # rated, not the default
 
 
 def overlapping(spans: list[tuple[float, float]]) -> bool:
