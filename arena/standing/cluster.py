@@ -312,9 +312,11 @@ class Cluster:
                 f"FROM lobby_places p JOIN arena_servers s ON s.server_id = p.server_id "
                 f"JOIN bots b ON b.name = p.bot "
                 f"WHERE p.match_id IS NULL AND p.leaving = 0 AND s.state = 'serving' "
+                # a hosted bot's places (negative stream ids, `hosted`) only for its own server
+                f"AND (p.stream >= 0 OR p.server_id = ?) "
                 f"AND s.heartbeat_ms >= {DB_NOW} - ? AND b.revoked_ms IS NULL AND b.paused_until_ms <= ? "
                 f"FOR UPDATE OF p SKIP LOCKED",
-                (self.dead_after_ms, now_ms()),
+                (self.server_id, self.dead_after_ms, now_ms()),
             ).fetchall()
             places = {
                 row[0]: Place(

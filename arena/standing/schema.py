@@ -99,6 +99,36 @@ SCHEMA = [
         meetings INTEGER NOT NULL,
         PRIMARY KEY (variant, one, other)
     )""",
+    # Submitted bots (arena/submissions, docs/SUBMIT.md): new tables, created by any opening, so
+    # no migration; an older arena ignores them. Archives are base64 TEXT: SQLite's BLOB and
+    # PostgreSQL's BYTEA have no common spelling.
+    """CREATE TABLE IF NOT EXISTS bot_archives (
+        digest TEXT PRIMARY KEY,                -- sha256 of the normalised archive
+        size BIGINT NOT NULL,
+        data TEXT NOT NULL                      -- the archive (tar), base64
+    )""",
+    """CREATE TABLE IF NOT EXISTS bot_versions (
+        bot TEXT NOT NULL REFERENCES bots (name),
+        version INTEGER NOT NULL,               -- 1, 2, ... per bot
+        digest TEXT NOT NULL REFERENCES bot_archives (digest),
+        manifest TEXT NOT NULL,                 -- the parsed manifest, JSON
+        state TEXT NOT NULL,                    -- building, testing, active, retired, rejected, disabled
+        reason TEXT NOT NULL DEFAULT '',        -- why rejected or disabled
+        report TEXT NOT NULL DEFAULT '',        -- the build's output and the conformance table (owner's)
+        build_digest TEXT,                      -- the built tree, in bot_archives; NULL until built
+        worker TEXT NOT NULL DEFAULT '',        -- who builds it (claimed)
+        submitted_ms BIGINT NOT NULL,
+        updated_ms BIGINT NOT NULL,
+        PRIMARY KEY (bot, version)
+    )""",
+    "CREATE INDEX IF NOT EXISTS bot_versions_by_state ON bot_versions (state)",
+    """CREATE TABLE IF NOT EXISTS hosted_seats (
+        match_id TEXT NOT NULL,                 -- a seat the arena played with a submitted version
+        seat INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        PRIMARY KEY (match_id, seat)
+    )""",
 ]
 
 

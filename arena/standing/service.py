@@ -22,6 +22,7 @@ from ..v1 import arena_pb2 as pb
 from ..v1 import arena_pb2_grpc as pb_grpc
 from .cluster import Cluster, TakenForDeadError
 from .config import ArenaConfig
+from .hosted import HostedBots, HostedConfig, Runtime
 from .joining import Refusal
 from .lobby import Lobby
 from .state import CloseWithRetry, LobbyLink
@@ -43,10 +44,18 @@ class StandingArena:
     on it). A SQLite store is one server's alone, as it always was.
     """
 
-    def __init__(self, store: Store, config: ArenaConfig | None = None, address: str = "") -> None:
+    def __init__(
+        self,
+        store: Store,
+        config: ArenaConfig | None = None,
+        address: str = "",
+        hosting: tuple[Runtime, HostedConfig] | None = None,
+    ) -> None:
         self.store = store
         self.config = config or ArenaConfig()
         self.lobby: Lobby | None = None
+        self.hosting = hosting  # the submitted bots this server runs itself (`hosted`)
+        self.hosted: HostedBots | None = None
         self.cluster: Cluster | None = None
         store.claim_for_server()  # SQLite: one server per store (StoreInUseError names the other)
         if store.postgres:
@@ -77,6 +86,9 @@ class StandingArena:
             for match_id, reason in await trio.to_thread.run_sync(self.cluster.reap):
                 log.warning("match of a stopped server recorded as aborted", match_id=match_id, reason=reason)
         nursery.start_soon(self.lobby.run)
+        if self.hosting is not None:
+            self.hosted = HostedBots(self.lobby, *self.hosting)
+            nursery.start_soon(self.hosted.run)
 
     async def drain(self) -> None:
         """Finish the matches hosted here and take no new ones (`arena serve`'s SIGTERM, with a cluster)."""
