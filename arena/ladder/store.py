@@ -155,6 +155,7 @@ class MatchRecord:
     hellos: list[tuple[str, str]] = field(default_factory=list)
     modes: list[str] = field(default_factory=list)  # by seat: per-match, persistent or remote
     node: str = "local"  # where the match was played: "local", or the Ray node's address
+    seat_decisions: list[int] = field(default_factory=list)  # decisions by seat (not stored)
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
