@@ -47,6 +47,13 @@ def register(commands: Any) -> None:
         "--port", type=listen_port, default=50051, help="port, 0-65535 (default 50051; 0 picks a free one)"
     )
     serve.add_argument(
+        "--unix",
+        type=Path,
+        metavar="PATH",
+        help="also listen on this Unix socket (bots dial unix:PATH; a sandboxed bot's only way in, "
+        "docs/SANDBOX.md); a stale socket there is replaced",
+    )
+    serve.add_argument(
         "--replay-dir",
         type=Path,
         default=Path("replays/matches"),
@@ -160,6 +167,7 @@ def _serve(args: argparse.Namespace) -> int:
         service=service,
         operator_token=operator_token,
         on_stop=lambda hub: cut_off.extend(hub.cut_off()),
+        unix=args.unix,
     )
     if args.http is not None:
         from ..web.app import serve_with_site

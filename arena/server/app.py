@@ -244,7 +244,7 @@ class ListenError(OSError):
     """The server cannot listen on its address; `str` is one line naming host:port and why."""
 
     def __init__(self, host: str, port: int, reason: str, code: int | None = None) -> None:
-        self.address = listen_address(host, port)
+        self.address = host if host.startswith("unix:") else listen_address(host, port)
         self.reason = reason
         if code is None:
             super().__init__(reason)
@@ -298,6 +298,24 @@ def check_port_free(host: str, port: int) -> None:
         raise ListenError(host, port, reason, first.errno)
 
 
+def claim_unix_socket(path: Path) -> None:
+    """Make way for a Unix socket at `path`: a stale one (nobody listening) is removed; a live one,
+    or anything that is not a socket, is a `ListenError`."""
+    if not (path.exists() or path.is_symlink()):
+        if not path.parent.is_dir():
+            raise ListenError(f"unix:{path}", 0, f"no such directory: {path.parent}")
+        return
+    if not path.is_socket():
+        raise ListenError(f"unix:{path}", 0, "a file that is not a socket is in the way")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            path.unlink(missing_ok=True)  # left by a server that stopped without removing it
+            return
+    raise ListenError(f"unix:{path}", 0, "another server listens on this socket")
+
+
 @dataclass
 class AioServerThread:
     """grpc.aio server on its own thread and asyncio loop (see GRPC-TRIO design notes in docs)."""
@@ -309,6 +327,7 @@ class AioServerThread:
     service: HostedService | None = None
     operator_token: str | None = None
     port_bound: int = 0
+    unix: Path | None = None  # also listen on this Unix socket (a sandboxed bot's way in)
 
     def __post_init__(self) -> None:
         self._ready = threading.Event()
@@ -369,6 +388,8 @@ class AioServerThread:
             self.port_bound = 0
         if not self.port_bound:
             raise ListenError(self.host, self.port, "the port is in use or the address is not this machine's")
+        if self.unix is not None and not server.add_insecure_port(f"unix:{self.unix}"):
+            raise ListenError(f"unix:{self.unix}", 0, "gRPC could not listen on the socket")
         await server.start()
         for name in ("", *names[:3]):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -376,6 +397,8 @@ class AioServerThread:
         await self._stop.wait()
         await health_servicer.enter_graceful_shutdown()
         await server.stop(grace=STOP_GRACE_S)
+        if self.unix is not None:
+            self.unix.unlink(missing_ok=True)
         # The calls the stop cancelled finish unwinding here: left to asyncio.run's final sweep,
         # grpc prints a CancelledError traceback for each.
         unwinding = asyncio.all_tasks() - {asyncio.current_task()}
@@ -391,6 +414,7 @@ async def serve(
     service: HostedService | None = None,
     operator_token: str | None = None,
     on_stop: Callable[[Hub], None] | None = None,
+    unix: Path | None = None,
     task_status: trio.TaskStatus[tuple[Hub, int]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run the server until cancelled; `task_status.started((hub, port))` once it listens.
@@ -404,8 +428,14 @@ async def serve(
 
     The port is bound without SO_REUSEPORT: when it is taken (or cannot be bound at all) this
     raises `ListenError`, itself and not inside an exception group, before `task_status.started`.
+
+    With `unix`, the server also listens on that Unix socket (``unix:PATH`` for bots: a sandboxed
+    bot's only way out, docs/SANDBOX.md); a stale socket there is replaced, a live one refused, and
+    the socket is removed when the server stops.
     """
     await trio.to_thread.run_sync(check_port_free, host, port)
+    if unix is not None:
+        await trio.to_thread.run_sync(claim_unix_socket, unix)
     refused: ListenError | None = None
     hub: Hub | None = None
     try:
@@ -414,7 +444,7 @@ async def serve(
             if service is not None:
                 await service.start(hub, nursery)
             token = trio.lowlevel.current_trio_token()
-            aio = AioServerThread(hub, token, host, port, service, operator_token)
+            aio = AioServerThread(hub, token, host, port, service, operator_token, unix=unix)
             try:
                 bound = await trio.to_thread.run_sync(aio.start)
             except ListenError as exc:  # raised below, not wrapped in the nursery's exception group
@@ -425,6 +455,7 @@ async def serve(
                     "server listening",
                     host=host,
                     port=bound,
+                    unix=str(unix) if unix else None,
                     replay_dir=str(replay_dir),
                     store=service.describe() if service else None,
                 )
