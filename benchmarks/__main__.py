@@ -223,7 +223,41 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--logs", type=Path, action="append", default=[], metavar="DIR", help="once per DB")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_strength, parser=bench)
+
+    bench = targets.add_parser(
+        "luck",
+        help="luck-adjusted scores (arena.ladder.luck): A/A calibration and the variance saved on ladders",
+        description="A/A calibration of plain and luck-adjusted scores over simulated ladders of identical "
+        "bots, then, for real ladders (--db/--replay-dir, or --play DIR to play them), the per-deal-set "
+        "variance of A minus B with and without the adjustment and the deal sets needed at 95%% "
+        "(benchmarks/luck.py).",
+    )
+    bench.add_argument("--variant", dest="variants", action="append", metavar="V", help="default: four")
+    bench.add_argument("--ladders", type=positive_int, default=200, metavar="N", help="A/A ladders per row")
+    bench.add_argument("--deal-sets", type=positive_int, default=20, metavar="N", help="per A/A ladder")
+    bench.add_argument("--seating", dest="seatings", action="append", choices=["duplicate", "single"])
+    bench.add_argument("--policy", choices=["greedy", "random"], default="greedy", help="the A/A bots")
+    bench.add_argument("--db", type=Path, action="append", default=[], metavar="DB", help="a ladder database")
+    bench.add_argument("--replay-dir", type=Path, action="append", default=[], metavar="DIR", help="per --db")
+    bench.add_argument("--play", type=Path, metavar="DIR", help="play a ladder per variant here")
+    bench.add_argument("--play-deal-sets", type=positive_int, default=8, metavar="N")
+    bench.add_argument("--iterations", type=positive_int, default=5, metavar="N", help="the search bot's")
+    bench.add_argument("--seed", type=int, default=34, metavar="S", help="the played ladders' seed")
+    bench.add_argument("-a", default="search", metavar="A")
+    bench.add_argument("-b", default="heuristic", metavar="B")
+    bench.set_defaults(run=_cmd_bench_luck, parser=bench)
     return parser
+
+
+def _cmd_bench_luck(args: argparse.Namespace) -> int:
+    from .luck import VARIANTS, run
+
+    if len(args.db) != len(args.replay_dir):
+        args.parser.error("give --replay-dir once per --db")
+    args.variants = args.variants or list(VARIANTS)
+    args.seatings = args.seatings or ["duplicate", "single"]
+    print(json.dumps(run(args), indent=1))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
