@@ -1,0 +1,372 @@
+// A person at a table: the form that starts one (/play), and the table itself (/play/ID#token=…).
+// The page shows only what the referee sends this seat (its link's messages, read by long polling
+// with the seat's token, which stays in the URL fragment and is never sent in an address), and
+// sends the person's clicks as answers, which the referee judges as a bot's: a refused one comes
+// back with the rule's message and id. Every value goes into the page as text.
+"use strict";
+
+(() => {
+  const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣", T: "tarok" };
+  const CARD_TYPES = new Set(["play", "discard"]);
+  const path = location.pathname.split("/").filter((x) => x);
+  const $ = (id) => document.getElementById(id);
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  function cardText(code) {
+    if (code === "EX") return "Fool";
+    if (code[0] === "T") return code.slice(1);
+    return (SUITS[code[0]] || code[0]) + code.slice(1);
+  }
+
+  function cardNode(code, tag, attrs) {
+    const red = code[0] === "H" || code[0] === "D";
+    const tarok = code[0] === "T" || code === "EX";
+    const cls = ["card", red ? "red" : "", tarok ? "tarok" : "", (attrs && attrs.class) || ""].filter((x) => x).join(" ");
+    return el(tag || "span", Object.assign({}, attrs, { class: cls, "data-card": code, title: code }), cardText(code));
+  }
+
+  function actionText(a) {
+    const suit = a.suit ? " naming " + (SUITS[a.suit] || a.suit) : "";
+    if (a.type === "play") return cardText(a.card) + suit;
+    if (a.type === "discard") return "discard " + cardText(a.card);
+    if (a.type === "call") return "call " + cardText(a.card);
+    if (a.type === "declare") return "declare " + a.name.replace(/_/g, " ") + (a.suit ? " " + (SUITS[a.suit] || a.suit) : "");
+    if (a.type === "announce") return "announce " + a.name.replace(/_/g, " ");
+    if (a.type === "bid") return "bid " + a.name;
+    return a.type;
+  }
+
+  function plain(a) {
+    const out = { type: a.type };
+    for (const key of ["card", "suit", "name"]) if (a[key]) out[key] = a[key];
+    return out;
+  }
+
+  // ------------------------------------------------------------------ the form
+
+  async function setup() {
+    $("setup").hidden = false;
+    const form = $("start");
+    let options;
+    try {
+      options = await api("/api/play");
+    } catch (error) {
+      showError($("setup-error"), error);
+      form.hidden = true;
+      return;
+    }
+    const query = new URLSearchParams(location.search);
+    const from = query.get("from");
+    const playOn = from ? { from, deal: Number(query.get("deal") || 0), step: Number(query.get("step") || 0) } : null;
+    let seatNames = null;
+    for (const [name, limit] of Object.entries(options.limits)) {
+      const input = form.elements[name];
+      Object.assign(input, { min: limit.min, max: limit.max, value: limit.default });
+    }
+    const variant = form.elements.variant;
+    variant.replaceChildren(...options.variants.map((v) => el("option", { value: v }, v)));
+    if (playOn) {
+      const match = await api("/api/matches/" + encodeURIComponent(from)).catch((error) => {
+        showError($("setup-error"), error);
+        return null;
+      });
+      if (!match) return;
+      seatNames = match.seats.map((s) => s.bot);
+      variant.value = match.variant;
+      $("variant-row").hidden = true;
+      $("deals-row").hidden = true;
+      $("title").textContent = "Play on from here";
+      $("from").hidden = false;
+      $("from").textContent = `Match ${from} (${match.variant}), deal ${playOn.deal}, decision ${playOn.step}: ` +
+        "the recorded decisions before it are played again, then you play on.";
+    }
+    function seats() {
+      const count = options.seats[variant.value];
+      const seat = form.elements.seat;
+      const chosen = seat.value;
+      const choices = [];
+      for (let s = 0; s < count; s++) choices.push(el("option", { value: s }, "seat " + s + (seatNames ? " (" + seatNames[s] + ")" : "")));
+      if (playOn) choices.push(el("option", { value: "" }, "none: bots only (watch)"));
+      seat.replaceChildren(...choices);
+      if (chosen !== "" && Number(chosen) < count) seat.value = chosen;
+      const bots = [];
+      for (let s = 0; s < count; s++) {
+        if (String(s) === seat.value) continue;
+        const select = el("select", { name: "bot-" + s, "data-seat": s });
+        if (playOn) select.append(el("option", { value: "" }, "as recorded"));
+        for (const bot of options.bots) select.append(el("option", { value: bot }, bot));
+        if (!playOn) select.value = "random";
+        bots.push(el("label", {}, "Seat " + s + (seatNames ? " (" + seatNames[s] + ")" : ""), select));
+      }
+      $("bots").replaceChildren(...bots);
+    }
+    variant.addEventListener("change", seats);
+    form.elements.seat.addEventListener("change", seats);
+    seats();
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const f = form.elements;
+      const body = { per_decision_s: Number(f.per_decision_s.value), bank_s: Number(f.bank_s.value), name: f.name.value };
+      const selects = [...$("bots").querySelectorAll("select")];
+      if (playOn) {
+        Object.assign(body, playOn, { seat: f.seat.value === "" ? null : Number(f.seat.value), bots: {} });
+        for (const s of selects) if (s.value) body.bots[s.dataset.seat] = s.value;
+      } else {
+        Object.assign(body, { variant: f.variant.value, seat: Number(f.seat.value), deals: Number(f.deals.value) });
+        body.bots = selects.map((s) => s.value);
+      }
+      $("go").disabled = true;
+      try {
+        const response = await fetch("/api/play", {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify(body),
+        });
+        const answer = await response.json();
+        if (!response.ok) throw new Error(answer.error || response.statusText);
+        location.assign(answer.url);
+      } catch (error) {
+        showError($("setup-error"), error);
+        $("go").disabled = false;
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ the table
+
+  const table = { start: null, request: null, view: null, deadline: 0, rendered: 0, trick: [], sending: false };
+
+  function seatName(seat) {
+    const names = table.start ? table.start.seat_names : [];
+    return (names[seat] || "seat " + seat) + (table.start && seat === table.start.seat ? " (you)" : "");
+  }
+
+  function ready(value) {
+    // For a reader of the page (and its tests): the request being shown, and how often it was drawn.
+    document.body.dataset.ready = value;
+  }
+
+  function log(text) {
+    const list = $("log");
+    list.append(el("li", {}, text));
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function onEvent(event) {
+    const deal = event.deal;
+    if (event.deal_started) {
+      table.trick = [];
+      $("log").replaceChildren();
+      log(`deal ${deal}: ${seatName(event.deal_started.dealer)} deals`);
+    } else if (event.action_taken) {
+      const { seat, action } = event.action_taken;
+      log(`${seatName(seat)}: ${action.type === "discard" ? "discard" : actionText(action)}`);
+      if (action.type === "play") table.trick.push({ seat, card: action.card });
+    } else if (event.trick_completed) {
+      log(`${seatName(event.trick_completed.winner)} wins trick ${event.trick_completed.number}`);
+    } else if (event.fault) {
+      log(`fault of ${seatName(event.fault.seat)}: ${event.fault.kind} (${event.fault.detail})`);
+    } else if (event.deal_ended) {
+      const ended = event.deal_ended;
+      log(`deal ${deal} ends${ended.annulled ? " (annulled)" : ""}: ` +
+        ended.deltas.map((d, s) => `${seatName(s)} ${d >= 0 ? "+" : ""}${d}`).join(", "));
+      table.trick = [];
+    }
+  }
+
+  function drawSeats(view) {
+    const count = table.start.seat_names.length;
+    const boxes = [];
+    for (let s = 0; s < count; s++) {
+      const marks = [];
+      if (s === view.dealer) marks.push("dealer");
+      if (view.declarer === s) marks.push("declarer");
+      if (view.partner === s) marks.push("partner");
+      if (view.sitting_out === s) marks.push("sits out");
+      boxes.push(el("div", { class: "seat" + (s === view.to_act ? " to-act" : ""), id: "seat-" + s },
+        el("div", { class: "name" }, seatName(s)),
+        el("div", { class: "muted" }, `${view.hand_sizes[s] ?? 0} cards · ${view.tricks_won[s] ?? 0} tricks`),
+        marks.length ? el("div", {}, ...marks.map((m) => el("span", { class: "badge" }, m))) : null));
+    }
+    $("seats").replaceChildren(...boxes);
+  }
+
+  function drawBadges(view) {
+    const badges = [el("span", { class: "badge" }, "phase: " + view.phase)];
+    if (view.contract) badges.push(el("span", { class: "badge" }, "contract: " + view.contract));
+    if (view.called) badges.push(el("span", { class: "badge" }, "called: " + cardText(view.called)));
+    for (const [pot, value] of Object.entries(view.pots_start || {})) badges.push(el("span", { class: "badge" }, `${pot} pot ${value}`));
+    for (const answer of view.round_answers || []) badges.push(el("span", { class: "badge" }, `${seatName(answer.seat)}: ${answer.round} ${answer.answer}`));
+    for (const d of view.declarations || []) badges.push(el("span", { class: "badge" }, `${seatName(d.seat)}: ${d.name.replace(/_/g, " ")}${d.suit ? " " + (SUITS[d.suit] || d.suit) : ""}`));
+    for (const a of view.announcements || []) badges.push(el("span", { class: "badge" }, `${seatName(a.seat)} announces ${a.name.replace(/_/g, " ")}`));
+    if ((view.talon || []).length) badges.push(el("span", { class: "badge" }, "talon: " + view.talon.map(cardText).join(" ")));
+    if (view.skat_public && (view.skat_public.shown || []).length) badges.push(el("span", { class: "badge" }, "laid away: " + view.skat_public.shown.map(cardText).join(" ")));
+    $("badges").replaceChildren(...badges);
+  }
+
+  function drawTrick() {
+    $("trick").replaceChildren(...table.trick.map((p) => el("span", { class: "play" }, cardNode(p.card), el("small", { class: "muted" }, seatName(p.seat)))));
+  }
+
+  function draw() {
+    const view = table.view;
+    if (!view || !table.start) return;
+    drawSeats(view);
+    drawBadges(view);
+    drawTrick();
+    const last = (view.tricks || [])[view.tricks.length - 1];
+    $("last").textContent = last ? `last trick (${last.number}): ` + last.cards.map((p) => cardText(p.card)).join(" ") + ` · won by ${seatName(last.winner)}` : "";
+    const request = table.request;
+    const legal = request && !table.sending ? request.legal_actions : [];
+    const byCard = new Map();
+    for (const a of legal) {
+      if (CARD_TYPES.has(a.type)) byCard.set(a.card, [...(byCard.get(a.card) || []), a]);
+    }
+    const mine = request !== null && !table.sending;
+    $("hand").replaceChildren(...view.hand.map((code) => {
+      const button = cardNode(code, "button", { type: "button", class: byCard.has(code) ? "legal" : "" });
+      button.disabled = !mine;
+      button.addEventListener("click", () => chooseCard(code, byCard.get(code)));
+      return button;
+    }));
+    $("discard").textContent = (view.skat || []).length ? "laid away: " + view.skat.map(cardText).join(" ") : "";
+    const others = legal.filter((a) => !CARD_TYPES.has(a.type));
+    $("actions").replaceChildren(...others.map((a) => actionButton(a, "")));
+    $("status").textContent = mine ? "Your turn" : table.request === null ? `Waiting for ${seatName(view.to_act)}…` : "Sent…";
+  }
+
+  function actionButton(action, extra) {
+    const button = el("button", { type: "button", class: ("legal " + extra).trim(), "data-action": JSON.stringify(plain(action)) }, actionText(action));
+    button.addEventListener("click", () => send(action));
+    return button;
+  }
+
+  function chooseCard(code, actions) {
+    if (!table.request || table.sending) return;
+    if (!actions) {
+      // Not among the legal actions: the referee says which rule forbids it.
+      send({ type: table.view.phase === "discard" ? "discard" : "play", card: code });
+    } else if (actions.length === 1) {
+      send(actions[0]);
+    } else {
+      $("actions").replaceChildren(...actions.map((a) => actionButton(a, "choice")));
+      ready(`${table.request.request_id}:${++table.rendered}`);
+    }
+  }
+
+  async function send(action) {
+    const request = table.request;
+    if (!request || table.sending) return;
+    table.sending = true;
+    $("rejected").textContent = "";
+    ready("");
+    draw();
+    try {
+      const response = await fetch(`/api/play/${encodeURIComponent(path[1])}/action`, {
+        method: "POST",
+        headers: { authorization: "Bearer " + token(), "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ request_id: Number(request.request_id), action: plain(action) }),
+      });
+      if (!response.ok) throw new Error((await response.json()).error || response.statusText);
+    } catch (error) {
+      table.sending = false;
+      $("rejected").textContent = String(error.message || error);
+      draw();
+      ready(`${request.request_id}:${++table.rendered}`);
+    }
+  }
+
+  function onMessage(message) {
+    if (message.match_start) {
+      table.start = message.match_start;
+      const tc = table.start.time_control;
+      $("title").textContent = `${table.start.variant} · seat ${table.start.seat}`;
+      $("clock").dataset.per = tc.per_decision_ms;
+    } else if (message.request) {
+      const request = message.request;
+      for (const event of request.events || []) onEvent(event);
+      table.request = request;
+      table.view = request.view;
+      table.trick = request.view.trick.cards.map((p) => ({ seat: p.seat, card: p.card }));
+      table.sending = false;
+      table.deadline = performance.now() + request.time_limit_ms;
+      $("rejected").textContent = "";
+    } else if (message.rejected) {
+      const rejected = message.rejected;
+      if (table.request && rejected.request_id === table.request.request_id) {
+        table.sending = false;
+        table.deadline = performance.now() + rejected.time_left_ms;
+        $("rejected").replaceChildren(el("strong", {}, "Refused: "), rejected.reason + " ", el("code", { class: "rule" }, rejected.rule));
+      }
+    } else if (message.events) {
+      for (const event of message.events.events || []) onEvent(event);
+    } else if (message.match_end) {
+      const end = message.match_end;
+      table.request = null;
+      $("end").replaceChildren(el("h2", {}, "Match over (" + end.termination + ")"),
+        el("p", {}, end.scores.map((score, s) => `${seatName(s)}: ${score}`).join(" · ")),
+        el("p", {}, el("a", { href: "/matches/" + encodeURIComponent(path[1]), id: "replay-link" }, "the replay")));
+    }
+  }
+
+  function token() {
+    return new URLSearchParams(location.hash.slice(1)).get("token") || "";
+  }
+
+  function tick() {
+    const clock = $("clock");
+    if (!table.request || table.sending) {
+      clock.textContent = "";
+      return;
+    }
+    const left = Math.max(0, table.deadline - performance.now());
+    const seconds = Math.ceil(left / 1000);
+    clock.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")} left`;
+    clock.classList.toggle("low", left < 10000);
+  }
+
+  async function play() {
+    $("table").hidden = false;
+    if (!token()) {
+      $("status").replaceChildren(el("span", { class: "error" }, "This address has no seat token (#token=…): start a table from the Play page."));
+      return;
+    }
+    setInterval(tick, 250);
+    let next = 0;
+    for (;;) {
+      let body;
+      try {
+        const response = await fetch(`/api/play/${encodeURIComponent(path[1])}/messages?after=${next}`, {
+          headers: { authorization: "Bearer " + token(), accept: "application/json" },
+        });
+        body = await response.json();
+        if (!response.ok) {
+          $("status").replaceChildren(el("span", { class: "error" }, body.error || response.statusText));
+          ready("refused");
+          return;
+        }
+      } catch (error) {
+        await sleep(1000); // the server is away for a moment: ask again
+        continue;
+      }
+      const before = table.request;
+      for (const message of body.messages) onMessage(message);
+      next = body.next;
+      if (!body.open) {
+        table.request = null;
+        draw();
+        $("status").textContent = "The match is " + body.state + ".";
+        ready("ended");
+        return;
+      }
+      if (body.messages.length) {
+        draw();
+        if (table.request && !table.sending) ready(`${table.request.request_id}:${++table.rendered}`);
+        else if (before !== table.request) ready("");
+      }
+    }
+  }
+
+  if (path.length === 2) play();
+  else setup();
+})();

@@ -1,0 +1,274 @@
+"""A person at a table of the site (`arena serve --http ADDR --play`), in a real browser.
+
+One real server (the command itself, with a SQLite store) and one Chromium (Debian's, through
+Playwright's `executable_path`) for the module. A person plays a whole match of every variant by
+clicking legal actions chosen at random against the example bots (in the referee's process);
+every replay then verifies with `arena replay verify`. A click the referee refuses shows the
+rule; the page fits a phone; the seat's token is the only key to its messages and answers; "play
+on" from a finished match's position seats the person there. Set ARENA_WEB_SCREENSHOTS=DIR to
+save the seat's screenshot (docs/img/web-play.png is made so).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.browser import CSP_LISTENER, find_chromium
+
+from arena.engine import VARIANT_NAMES
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+
+PHONE = {"width": 375, "height": 667}
+RULE = re.compile(r"[A-Z]+(-[A-Z0-9]+)+|protocol")
+
+
+@dataclass
+class Server:
+    url: str
+    replays: Path
+    process: subprocess.Popen[str]
+    played: list[str] = field(default_factory=list)  # match ids of the tables played to the end
+
+    def call(self, method: str, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+        headers = {"content-type": "application/json"}
+        if token is not None:
+            headers["authorization"] = f"Bearer {token}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            with error:
+                return error.code, json.loads(error.read())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    directory = tmp_path_factory.mktemp("play")
+    (directory / "operator").write_text("play-test-operator\n")
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "arena", "serve", "--port", "0", "--http", "127.0.0.1:0", "--play"),
+            *("--store", str(directory / "arena.db"), "--replay-dir", str(directory / "replays")),
+            *("--operator-token-file", str(directory / "operator")),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    log: list[str] = []
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            log.append(line)
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        url = ""
+        deadline = time.monotonic() + 30
+        while not url:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line.startswith("{") and json.loads(line).get("event") == "web site listening":
+                url = json.loads(line)["url"].rstrip("/")
+        yield Server(url, directory / "replays", process)
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stdout is not None:
+            process.stdout.close()
+    assert not any("Traceback" in line for line in log), "".join(log)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
+        pytest.skip("no Chromium here (Debian: apt-get install chromium)")
+    with playwright_sync.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A page that fails its test on a Content-Security-Policy violation or a dialog."""
+    context = browser.new_context(viewport={"width": 900, "height": 900})
+    context.add_init_script(CSP_LISTENER)
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
+    opened.on(
+        "console",
+        lambda message: problems.append(message.text) if "Content Security Policy" in message.text else None,
+    )
+    yield opened
+    context.close()
+    assert not problems, problems
+
+
+def _sit_down(page: Any, server: Server, variant: str, seat: int) -> str:
+    """Start a one-deal table from the form (random bots); the match id."""
+    page.goto(server.url + "/play")
+    page.wait_for_selector("#bots select")
+    page.select_option("select[name=variant]", variant)
+    page.select_option("select[name=seat]", str(seat))
+    page.fill("input[name=per_decision_s]", "60")
+    page.click("#go")
+    page.wait_for_url(re.compile(r"/play/[0-9a-f]{16}#token="))
+    return str(page.url.split("/play/")[1].split("#")[0])
+
+
+def _next_turn(page: Any, seen: str) -> str:
+    """Wait until the page shows a new state to act in (or the end); its marker."""
+    page.wait_for_function(
+        "seen => { const r = document.body.dataset.ready; return r && r !== seen; }", arg=seen, timeout=30_000
+    )
+    return str(page.evaluate("document.body.dataset.ready"))
+
+
+def _play_out(page: Any, rng: random.Random, seen: str = "") -> int:
+    """Click a legal action chosen at random at every turn until the match ends; the clicks."""
+    clicks = 0
+    while (seen := _next_turn(page, seen)) != "ended":
+        legal = page.locator("button.legal:not([disabled])")
+        legal.nth(rng.randrange(legal.count())).click()
+        clicks += 1
+    return clicks
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_a_person_plays_a_whole_match_of_every_variant(server: Server, page: Any, variant: str) -> None:
+    rng = random.Random(variant)
+    seats = 4 if variant == "american" else 3
+    match_id = _sit_down(page, server, variant, rng.randrange(seats))
+    assert _play_out(page, rng) > 0
+    assert page.locator("#end h2").text_content() == "Match over (completed)"
+    assert page.locator("#replay-link").get_attribute("href") == f"/matches/{match_id}"
+    server.played.append(match_id)
+
+
+def test_an_illegal_click_shows_the_rule(server: Server, page: Any) -> None:
+    rng = random.Random(7)
+    _sit_down(page, server, "grosstarock", 0)
+    seen = ""
+    refused = 0
+    while refused < 2 and (seen := _next_turn(page, seen)) != "ended":
+        illegal = page.locator("#hand button.card:not(.legal):not([disabled])")
+        if illegal.count():
+            before = seen
+            illegal.nth(0).click()
+            seen = _next_turn(page, seen)
+            assert seen.split(":")[0] == before.split(":")[0]  # the same request, asked again
+            text = page.locator("#rejected").text_content()
+            assert text.startswith("Refused: ") and "illegal" in text, text
+            assert RULE.fullmatch(page.locator("#rejected code.rule").text_content()), text
+            refused += 1
+        legal = page.locator("button.legal:not([disabled])")
+        legal.nth(rng.randrange(legal.count())).click()
+    assert refused == 2
+    assert _play_out(page, rng, seen) >= 0
+
+
+def test_at_a_phones_width_nothing_overflows(server: Server, browser: Any) -> None:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    try:
+        page = context.new_page()
+        page.goto(server.url + "/play")
+        page.wait_for_selector("#bots select")
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        _sit_down(page, server, "american", 1)
+        _next_turn(page, "")
+        layout = page.evaluate(
+            """() => [document.documentElement.scrollWidth,
+                [...document.body.querySelectorAll('*')].filter(n => {
+                    const b = n.getBoundingClientRect();
+                    return b.width && (b.right > innerWidth + 0.5 || b.left < -0.5); }).map(n => n.tagName)]"""
+        )
+        assert layout[0] <= PHONE["width"] and not layout[1], layout
+        assert page.locator("#hand button.card").count() == 18
+    finally:
+        context.close()
+
+
+def test_only_the_seats_token_reads_and_answers(server: Server) -> None:
+    body = {"variant": "grosstarock", "seat": 1, "bots": ["random"], "deals": 1}
+    status, first = server.call("POST", "/api/play", body)
+    assert status == 201, first
+    status, second = server.call("POST", "/api/play", body)
+    assert status == 201, second
+    messages = f"/api/play/{first['match_id']}/messages?after=0"
+    action = f"/api/play/{first['match_id']}/action"
+    answer = {"request_id": 1, "action": {"type": "pass"}}
+    for token, code in ((None, 401), ("", 401), ("x" * 32, 403), (second["token"], 403)):
+        assert server.call("GET", messages, token=token)[0] == code, token
+        assert server.call("POST", action, answer, token=token)[0] == code, token
+    status, read = server.call("GET", messages, token=first["token"])
+    assert status == 200 and read["messages"][0]["match_start"]["seat"] == 1
+    assert all(set(m) <= {"match_start", "request", "events", "rejected", "match_end"} for m in read["messages"])
+    # Bad input is a clear 400, and the seat is still there.
+    for bad in ({"request_id": "1", "action": {}}, {"request_id": 1, "action": {"type": 3}}, [1]):
+        status, error = server.call("POST", action, bad, token=first["token"])
+        assert status == 400 and error["error"], bad
+    for bad in ({"variant": "chess"}, {"variant": "danish", "seat": 3}, {"variant": "danish", "bots": ["x"]}):
+        status, error = server.call("POST", "/api/play", bad)
+        assert status == 400 and error["error"], bad
+
+
+def test_play_on_from_a_position_seats_the_person_there(server: Server, page: Any) -> None:
+    """From decision 9 of a match the module played, with random bots as recorded ('human' was no
+    bot: its seat gets one chosen here)."""
+    assert server.played, "the variants' matches ran first"
+    source = server.played[0]
+    replay = (server.replays / f"{source}.jsonl").read_text().splitlines()
+    header = json.loads(replay[0])
+    human = next(json.loads(x)["seat"] for x in replay if '"bot_name":"human"' in x)
+    decisions = [json.loads(x) for x in replay if x.startswith('{"type":"action"')]
+    seat = decisions[9]["seat"]
+    page.goto(f"{server.url}/play?from={source}&deal=0&step=9")
+    page.wait_for_selector("#bots select")
+    page.select_option("select[name=seat]", str(seat))
+    if human != seat:
+        page.select_option(f"select[name=bot-{human}]", "random")
+    page.click("#go")
+    page.wait_for_url(re.compile(r"/play/[0-9a-f]{16}#token="))
+    played_on = page.url.split("/play/")[1].split("#")[0]
+    _next_turn(page, "")
+    assert page.locator("#title").text_content() == f"{header['variant']} · seat {seat}"
+    assert _play_out(page, random.Random(9), "") >= 0
+    server.played.append(played_on)
+    lines = (server.replays / f"{played_on}.jsonl").read_text().splitlines()
+    again = [json.loads(x) for x in lines if x.startswith('{"type":"action"')][:9]
+    assert [(a["seat"], a["action"]) for a in again] == [(a["seat"], a["action"]) for a in decisions[:9]]
+
+
+def test_every_replay_verifies(server: Server) -> None:
+    """Run last: the replays of every table above, with the command a user runs."""
+    assert len(server.played) == len(VARIANT_NAMES) + 1
+    paths = [str(server.replays / f"{m}.jsonl") for m in server.played]
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "replay", "verify", *paths], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
