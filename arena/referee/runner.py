@@ -52,6 +52,7 @@ from ..replay.log import (
     Termination,
 )
 from ..v1 import arena_pb2 as pb
+from .cpuclock import CpuClock, CpuMeter, cpu_clock_header, late_detail
 from .record import action_line, latency_fields, replay_flusher
 from .seat import (
     ALARM,
@@ -110,6 +111,7 @@ class Decided(NamedTuple):
     fault: Fault | None
     rtt_ms: int | None  # the seat's round-trip estimate when asked (None: off, or no estimate yet)
     allowance_ms: int  # the part of think_ms not charged to the seat's clock
+    cpu_ms: int | None = None  # the CPU charged, for a seat on a CPU clock
 
 
 class Forfeit(Exception):
@@ -191,6 +193,13 @@ class MatchRunner(LinkHost):
         self._push(seat, LinkChange(False))  # a pending decision applies the fault policy now
         self._check_ready()
 
+    def clock_cpu(self, seat_index: int, meter: CpuMeter) -> None:
+        """Charge `seat_index`'s decisions the CPU that `meter` measures (arena/referee/cpuclock.py),
+        not wall time. Before the match starts only: the replay's header names these seats."""
+        if self._writer is not None:
+            raise RuntimeError("a seat's CPU clock is set before the match starts")
+        self.seats[seat_index].cpu_meter = meter
+
     def _check_ready(self) -> None:
         """The match starts once every seat has said Hello or its bot is known to be dead."""
         if all(s.hello or s.crashed for s in self.seats):
@@ -263,6 +272,7 @@ class MatchRunner(LinkHost):
                 "time_control": self._time_control_header(),
                 "fault_policy": c.fault_policy,
                 "max_invalid": c.max_invalid,
+                **cpu_clock_header([s.index for s in self.seats if s.cpu_meter is not None]),
             }
         )
         for line in self._early:
@@ -432,7 +442,7 @@ class MatchRunner(LinkHost):
             note["fault"] = {"kind": fault.kind, "detail": fault.detail}
         notes.append(note)
         step = len(notes) - 1
-        if fault is None and self._writer is not None:  # the common line, encoded by hand
+        if fault is None and self._writer is not None and decision.cpu_ms is None:  # the common line
             latency = latency_fields(decision.rtt_ms, decision.allowance_ms) if allowance_on else ""
             self._writer.write_json(action_line(deal, step, seat, action, think_ms, latency))
             return
@@ -440,6 +450,8 @@ class MatchRunner(LinkHost):
         line.update(note)
         if allowance_on:
             line.update(rtt_ms=decision.rtt_ms, allowance_ms=decision.allowance_ms)
+        if decision.cpu_ms is not None:
+            line["cpu_ms"] = decision.cpu_ms
         self._write(line)
 
     async def _decide(
@@ -463,6 +475,7 @@ class MatchRunner(LinkHost):
         seat.pending, seat.pending_message = request_id, data
         start = trio.current_time()
         deadline = start + (limit_ms + credit_ms) / 1000
+        clock = None if seat.cpu_meter is None else CpuClock(seat.cpu_meter, limit_ms, start)
         sent_on = seat.link if seat.hello else None  # a round-trip sample needs one connection
         if self._writer is not None and self._writer.pending and not getattr(sent_on, "synchronous", False):
             # Every move before this request reaches the OS before the request leaves:
@@ -472,18 +485,26 @@ class MatchRunner(LinkHost):
         seat.send(data)
         rejected_before = seat.rejected
         self._waiting = seat
-        answer = await self._answer(seat, state, legal, request_id, deadline, limit_ms)
+        answer = await self._answer(seat, state, legal, request_id, deadline, limit_ms, clock)
         seat.pending, seat.pending_message = None, b""
         self._waiting = None
         elapsed_ms = (trio.current_time() - start) * 1000
         think_ms = int(elapsed_ms)
         used_ms = min(credit_ms, think_ms)
+        cpu_ms = None
+        if clock is not None:
+            cpu_ms, used_ms = clock.used_ms(), 0
+            if cpu_ms > limit_ms and not isinstance(answer, Fault):  # over between two looks
+                answer = Fault(
+                    seat.index, FaultKind.TIMEOUT, f"{cpu_ms} ms of CPU (the limit is {limit_ms} ms)"
+                )
         if isinstance(answer, Fault):
-            return Decided(self._fault(seat, answer, legal, deal, step), think_ms, answer, rtt_ms, used_ms)
+            action = self._fault(seat, answer, legal, deal, step)
+            return Decided(action, think_ms, answer, rtt_ms, used_ms, cpu_ms)
         if seat.rejected == rejected_before and sent_on is not None and seat.link is sent_on:
             seat.round_trip.add(elapsed_ms)
-        self._charge(seat, think_ms - used_ms)
-        return Decided(answer, think_ms, None, rtt_ms, used_ms)
+        self._charge(seat, think_ms - used_ms if cpu_ms is None else cpu_ms)
+        return Decided(answer, think_ms, None, rtt_ms, used_ms, cpu_ms)
 
     async def _answer(
         self,
@@ -493,18 +514,20 @@ class MatchRunner(LinkHost):
         request_id: int,
         deadline: float,
         limit_ms: int,
+        clock: CpuClock | None = None,
     ) -> Action | Fault:
-        """Wait for a legal answer to `request_id`: the action, or the fault that ended the wait."""
+        """Wait for a legal answer to `request_id`: the action, or the fault that ended the wait.
+        On a CPU clock `deadline` is ignored: the wait wakes to look at the CPU used (`clock`)."""
         c = self.config
         invalid = 0
         while True:
             now = trio.current_time()
-            wait_until = deadline
+            wait_until = deadline if clock is None else clock.next_look(now)
             if seat.disconnected_at is not None:
                 grace_end = seat.disconnected_at + c.reconnect_grace_s
                 if seat.crashed or grace_end <= now:
                     return Fault(seat.index, self._absent(seat), "no bot connected")
-                wait_until = min(deadline, grace_end)
+                wait_until = min(wait_until, grace_end)
             item: InboxItem | None = None
             if now < wait_until:
                 # A synchronous link (an in-process bot) has answered before this look: no alarm,
@@ -514,9 +537,10 @@ class MatchRunner(LinkHost):
                     self._set_alarm(wait_until)
                     item = await seat.inbox.receive()
             if item is None or isinstance(item, Alarm):
-                if trio.current_time() >= deadline:
+                now = trio.current_time()
+                if now >= deadline if clock is None else clock.over(now):
                     kind = FaultKind.TIMEOUT if seat.disconnected_at is None else self._absent(seat)
-                    return Fault(seat.index, kind, f"no answer within {limit_ms} ms")
+                    return Fault(seat.index, kind, late_detail(limit_ms, clock, now))
                 continue
             if isinstance(item, LinkChange) or item.request_id != request_id:
                 continue  # a stale or early reply is ignored (see the .proto)

@@ -14,7 +14,7 @@ import enum
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import outcome
 import trio
@@ -22,6 +22,9 @@ import trio
 from ..protocol import event_batch_message
 from ..replay.log import FaultKind
 from ..v1 import arena_pb2 as pb
+
+if TYPE_CHECKING:
+    from .cpuclock import CpuMeter
 
 INBOX_SIZE = 16
 MAX_UNSOLICITED_PER_SECOND = 100  # messages that answer no pending request
@@ -229,6 +232,9 @@ class Seat:
     faults: list[Fault] = field(default_factory=list)
     round_trip: RoundTrip = field(default_factory=RoundTrip)  # of the current connection
     pending_sent_on: Link | None = None  # the link the pending request was first sent on
+    # Set before the match starts (`MatchRunner.clock_cpu`): the seat's clock charges the CPU its
+    # bot used instead of wall time (arena/referee/cpuclock.py).
+    cpu_meter: CpuMeter | None = None
     _window_start: float = 0.0
     _window_count: int = 0
 
