@@ -31,7 +31,7 @@ from ..referee.seat import TimeControl
 from .cluster import RayPlayer
 from .config import BotSpec
 from .player import ClusterError
-from .run import RayOptions, dispatch, open_player
+from .run import RayOptions, dispatch, open_player, play_counted
 from .schedule import ScheduledMatch, arrangements, deal_set_seed, match_key
 from .sprt import SPRT
 from .store import MatchRecord
@@ -204,13 +204,24 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptio
             beta=config.beta,
             effect=config.effect,
         )
-        async with open_player(
-            list(by_name.values()), ray, match_config, directory, config.concurrency, referees=config.referees
-        ) as player, trio.open_nursery() as nursery:
+        async with (
+            open_player(
+                list(by_name.values()),
+                ray,
+                match_config,
+                directory,
+                config.concurrency,
+                referees=config.referees,
+            ) as player,
+            trio.open_nursery() as nursery,
+        ):
+
             async def work(scheduled: ScheduledMatch) -> None:
-                played = await player.play_record(scheduled)
+                counted = await play_counted(player, scheduled, lambda name: not by_name[name].remote)
+                played = counted.record
                 if played is None:
-                    raise ClusterError(f"match {scheduled.key} failed inside the referee; see the log")
+                    why = "was not evidence in any play" if counted.voided else "failed inside the referee"
+                    raise ClusterError(f"match {scheduled.key} {why}; see the log")
                 state["matches"] += 1
                 finished_sets[scheduled.deal_set].append(played)
                 # Deal sets enter the test in order, whatever order their matches end in.

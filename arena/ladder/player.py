@@ -60,6 +60,7 @@ class PlayedMatch:
     hellos: list[tuple[str, str]] = field(default_factory=list)  # (bot_name, bot_version) by seat
     modes: list[str] = field(default_factory=list)  # by seat: per-match, persistent or remote
     node: str = "local"
+    seat_decisions: list[int] = field(default_factory=list)
 
     def record(self) -> MatchRecord:
         m, r = self.scheduled, self.runner
@@ -84,6 +85,7 @@ class PlayedMatch:
             hellos=self.hellos,
             modes=self.modes,
             node=self.node,
+            seat_decisions=self.seat_decisions,
         )
 
 
@@ -230,6 +232,7 @@ class MatchPlayer:
         if runner.replay_path is not None:
             results = read_results(runner.replay_path, len(scheduled.bots))
             played.deals, played.faults, played.hellos = results.deals, results.faults, results.hellos
+            played.seat_decisions = results.decisions
         return played
 
     def _match_env(

@@ -7,6 +7,14 @@ the matches played by workers on a Ray cluster (`cluster.py`). Each finished mat
 back from its replay log and recorded in one transaction with the ratings after it. Matches
 already in the database are skipped, so a run that was stopped, however abruptly, is continued
 by running it again; a match that was in flight is played again from the start.
+
+A match in which the referee's substitute played most of a seat's decisions because its local
+bot was not there (it never said Hello, came late, or lost its link without its process ending:
+a bot the machine starved, not one that crashed) says nothing about the bots: it is not
+recorded, the log says so, and it is played again, at most `VOID_RETRIES` more times; then it
+stays unplayed, as a failed match does. A bot whose process ends during a match is still
+charged with that match (its decisions are `crash` faults), and so is a remote bot that does
+not come.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +115,60 @@ async def open_player(
             nursery.cancel_scope.cancel()
 
 
+VOID_SHARE = 0.5  # more than this share of a seat's decisions by the substitute: not evidence
+VOID_RETRIES = 2  # plays of a match after the first that was not evidence
+
+
+def absent_seats(match: MatchRecord, local: Callable[[str], bool]) -> list[int]:
+    """The seats of `match` whose decisions the substitute mostly played while their local bot
+    (`local(name)`) was not connected and its process had not ended (`disconnect` faults)."""
+    away = Counter(f.seat for f in match.faults if f.kind == "disconnect" and f.step is not None)
+    seats = []
+    for seat, count in sorted(away.items()):
+        crashed = seat < len(match.exits) and match.exits[seat][1]
+        decisions = match.seat_decisions[seat] if seat < len(match.seat_decisions) else 0
+        if local(match.seats[seat]) and not crashed and count > VOID_SHARE * decisions:
+            seats.append(seat)
+    return seats
+
+
+@dataclass
+class Counted:
+    """What playing a match until it is evidence gave: its record (None: it failed in the
+    referee, or was not evidence in any of its plays) and the plays that were not counted."""
+
+    record: MatchRecord | None
+    voided: int = 0
+
+
+async def play_counted(
+    player: Player, scheduled: ScheduledMatch, local: Callable[[str], bool], retries: int = VOID_RETRIES
+) -> Counted:
+    """Play `scheduled` until no seat of it was played by the substitute for want of its bot
+    (`absent_seats`), at most `retries` times more; each play not counted is logged."""
+    voided = 0
+    while True:
+        match = await player.play_record(scheduled)
+        seats = absent_seats(match, local) if match is not None else []
+        if match is None or not seats:
+            return Counted(match, voided)
+        voided += 1
+        again = voided <= retries
+        log.warning(
+            "match not counted (a bot was not connected for most of its decisions): "
+            + ("it is played again" if again else f"{voided} times; it stays unplayed"),
+            match=scheduled.key,
+            bots=[match.seats[s] for s in seats],
+            faults={
+                match.seats[s]: f"{sum(f.seat == s for f in match.faults)}/{match.seat_decisions[s]}"
+                for s in seats
+            },
+            replay=match.replay,
+        )
+        if not again:
+            return Counted(None, voided)
+
+
 @dataclass
 class RunSummary:
     planned: int
@@ -117,6 +180,7 @@ class RunSummary:
     interrupted: bool = False
     stopped_by: int = 0  # the signal that interrupted it (SIGINT or SIGTERM), for the exit status
     deals: int = 0
+    voided: int = 0  # plays not counted: a seat's bot was not there (`absent_seats`)
     fatal: StoreError | ClusterError | None = None  # what stopped the run early (a locked database, …)
 
     @property
@@ -208,10 +272,13 @@ async def _run(
 
     workers: list[Player] = []
 
-    def record(scheduled: ScheduledMatch, match: MatchRecord | None) -> None:
+    def record(scheduled: ScheduledMatch, counted: Counted) -> None:
+        match = counted.record
+        summary.voided += counted.voided
         if match is None:
             summary.failed += 1
-            log.error("match failed; it stays unplayed", match=scheduled.key)
+            if not counted.voided or counted.voided <= VOID_RETRIES:
+                log.error("match failed; it stays unplayed", match=scheduled.key)
             return
         before = dict(ratings.ratings)
         ratings.update(match.seats, match.deals, match.forfeited)
@@ -261,11 +328,19 @@ async def _run(
         if progress.shown:
             nursery.start_soon(tick)
         match_config = ladder_match_config(config)
+        local = {bot.name for bot in config.bots if not bot.remote}.__contains__
         try:
             async with open_player(
-                config.bots, ray, match_config, config.replay_dir, config.concurrency,
-                host=config.host, port=config.port, base=config.path.resolve().parent,
-                referees=config.referees, verbose=verbose,
+                config.bots,
+                ray,
+                match_config,
+                config.replay_dir,
+                config.concurrency,
+                host=config.host,
+                port=config.port,
+                base=config.path.resolve().parent,
+                referees=config.referees,
+                verbose=verbose,
             ) as player:
                 where: dict[str, object] = {"ray": ray.address or "local"} if ray else {}
                 if isinstance(player, MatchPlayer):
@@ -288,8 +363,7 @@ async def _run(
 
                 async def work(scheduled: ScheduledMatch) -> None:
                     try:
-                        match = await player.play_record(scheduled)
-                        record(scheduled, match)
+                        record(scheduled, await play_counted(player, scheduled, local))
                     except (StoreError, ClusterError) as exc:  # the run cannot go on
                         summary.fatal = exc
                         nursery.cancel_scope.cancel()
@@ -309,6 +383,7 @@ async def _run(
         "ladder stopped" if summary.interrupted else "ladder finished",
         played=summary.played,
         failed=summary.failed,
+        not_counted=summary.voided,
         remaining=summary.remaining,
         seconds=round(summary.seconds, 1),
     )
