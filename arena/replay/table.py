@@ -98,6 +98,10 @@ NAMES = {
 }
 
 
+LABELS = {**NAMES, **CONTRACTS, **POTS}
+"""Every id the pages may have to name, with its name: sent to the live table with the position."""
+
+
 def label(name: str) -> str:
     """A rule's name for an id of the engine: ``four_kings`` → ``Four Kings``."""
     return NAMES.get(name) or CONTRACTS.get(name) or name.replace("_", " ").capitalize()

@@ -18,6 +18,12 @@ the kernel's socket buffer holds, and the runner never waits for it.
 
 The list holds the current deal only (from its `deal_started`): a late viewer gets the
 current position as those events plus the scores so far, then the updates.
+
+Each update also carries the drawn table's state (`arena/replay/table.py`) at the frame's end,
+made from the public facts of the runner's deal in play (`MatchRunner.deal_state`) once a frame
+for all the match's viewers, and only when a viewer is sent an update: what the runner does for
+a decision does not change. The table holds what every seat knows and nothing else (no hand, no
+laid-away card, the partner once public).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from sse_starlette import ServerSentEvent
 
 from ..live import Hub
 from ..referee.runner import MatchRunner
+from ..replay.table import LABELS, public_view, table_state
 from ..v1 import arena_pb2 as pb
 
 KEEP_ENDED = 500
@@ -121,6 +128,14 @@ class ViewerClock:
 
 _UPDATE_HEAD, _UPDATE_TAIL = ServerSentEvent(data="\0", event="update").encode().split(b"\0")
 """sse-starlette's encoding of an `update` event around its data: the data goes between them."""
+
+
+_TABLE_HEAD, _TABLE_TAIL = ServerSentEvent(data="\0", event="table").encode().split(b"\0")
+
+
+def encode_table(table: str) -> bytes:
+    """A `table` server-sent event whose data is `table` (JSON text: one `data:` line)."""
+    return _TABLE_HEAD + table.encode() + _TABLE_TAIL
 
 
 def encode_update(events: list[str]) -> bytes:
@@ -213,6 +228,9 @@ class MatchFeed:
         self._updates: dict[int, bytes] = {}
         self._lot = trio.lowlevel.ParkingLot()
         self._on_close = on_close
+        self._event_ms = now_ms()  # when the last event came: the clock of the seat to act runs from it
+        self._table_at = -1  # the `end` the table below was made at
+        self._table = b""
 
     # -- the runner's side (trio thread, inside `broadcast`): cheap and never blocking
 
@@ -228,6 +246,7 @@ class MatchFeed:
             self.scores = list(message.deal_ended.scores)
             self.deals_done = message.deal + 1
         self._events.append(message)
+        self._event_ms = int(time.time() * 1000)
         self._lot.unpark_all()
 
     def close(self, code: Any = None, details: str = "") -> None:
@@ -265,8 +284,37 @@ class MatchFeed:
         update = self._updates.get(cursor)
         if update is None:
             events = self.events_since(cursor, end) if cursor < end else []
-            update = self._updates[cursor] = encode_update(events) if events else b""
+            update = self._updates[cursor] = encode_update(events) + self.table_event() if events else b""
         return update, max(cursor, end)
+
+    def table(self) -> dict[str, Any] | None:
+        """The drawn table now as every seat sees it (`arena.replay.table`), None before a deal."""
+        state = self.runner.deal_state
+        if state is None:
+            return None
+        c = self.runner.config
+        per = c.time_control.per_decision_ms
+        clocks: list[dict[str, Any] | None] = []
+        for seat in self.runner.seats:
+            limit = per + seat.bank_ms
+            deadline = self._event_ms + limit if seat.index == state.turn else None
+            clocks.append({"deadline_ms": deadline, "limit_ms": limit, "bank_ms": seat.bank_ms})
+        return table_state(
+            public_view(state),
+            c.seat_names,
+            scores=self.scores,
+            clocks=clocks,
+            deal=self.deal,
+            deals=c.deals,
+        )
+
+    def table_event(self) -> bytes:
+        """The `table` event of the table now, made once for every viewer of the same events."""
+        if self._table_at != self.end:
+            table = self.table()
+            self._table = encode_table(json.dumps(table, separators=(",", ":"))) if table is not None else b""
+            self._table_at = self.end
+        return self._table
 
     def snapshot(self) -> str:
         """The current position as JSON text: the match, its scores so far and the current
@@ -280,6 +328,8 @@ class MatchFeed:
             "deals_done": self.deals_done,
             "scores": self.scores,
             "state": self.runner.state.value,
+            "table": self.table(),
+            "labels": LABELS,
         }
         return json.dumps(head)[:-1] + ', "events": [' + ",".join(self.events_since(self.base)) + "]}"
 

@@ -366,7 +366,7 @@ def test_live_table_advances_shows_only_public_cards_then_offers_the_replay(aren
         dom_cards: set[str] = set()
         texts: list[str] = []
         while not page.locator("#end .banner").count():
-            seen.append(page.locator("#log li").count() + 100 * page.locator("#seats .seat").count())
+            seen.append(page.locator("#log li").count() + 100 * page.locator("#table .tc-seat").count())
             dom_cards.update(c.get_attribute("data-card") for c in page.locator("[data-card]").all())
             texts.append(page.locator("main").inner_text())
             if len(seen) == 4:
@@ -637,7 +637,7 @@ def test_the_four_pages_stay_readable_on_a_phone(arena: Arena, browser: Any) -> 
             ("leaderboard", "/", "#board table"),
             ("bot", "/bots/gamma", "svg.plot"),
             ("matches", "/matches", "#matches table"),
-            ("live", "", "#seats .seat"),
+            ("live", "", "#table .tc-seat"),
         ]
         for name, path, ready in pages:
             if name == "live":

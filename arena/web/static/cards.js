@@ -28,8 +28,6 @@ const ArenaCards = (() => {
     9: [[L, 22], [R, 22], [L, 38], [R, 38], [M, 45], [L, 52], [R, 52], [L, 68], [R, 68]],
     10: [[L, 22], [R, 22], [M, 30], [L, 38], [R, 38], [L, 52], [R, 52], [M, 60], [L, 68], [R, 68]],
   };
-  const ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "XIII", "XIV",
-    "XV", "XVI", "XVII", "XVIII", "XIX", "XX", "XXI"];
   const cache = new Map();
 
   function node(tag, attrs, ...children) {
@@ -52,12 +50,13 @@ const ArenaCards = (() => {
     return g;
   }
 
-  // The corner index, top left and (turned) bottom right, as on printed cards.
+  // The corner index, top left and (turned) bottom right, as on printed cards: big enough to read
+  // on a phone (two digits are narrowed to fit, not made smaller).
   function corners(svg, label, suit, fill) {
     for (const turned of [false, true]) {
       const g = node("g", turned ? { transform: "rotate(180 30 45)" } : {});
-      g.append(text(8.5, 14, label.length > 1 ? 11 : 13, fill, label, label.length > 1 ? { "letter-spacing": -1 } : {}));
-      if (suit) g.append(shape(suit, 8.5, 21, 8, fill));
+      g.append(text(9, 17, 18, fill, label, label.length > 1 ? { textLength: 15, lengthAdjust: "spacingAndGlyphs" } : {}));
+      if (suit) g.append(shape(suit, 9, 25.5, 9, fill));
       svg.append(g);
     }
   }
@@ -82,14 +81,14 @@ const ArenaCards = (() => {
     }
     // A court: a framed panel with its letter, its suit and (King, Queen) a crown.
     const tint = fill === RED ? "#fbe3e0" : "#e3e7ef";
-    svg.append(node("rect", { x: 15, y: 14, width: 30, height: 62, rx: 3, fill: tint, stroke: fill, "stroke-width": 1 }));
+    svg.append(node("rect", { x: 17, y: 14, width: 26, height: 62, rx: 3, fill: tint, stroke: fill, "stroke-width": 1 }));
     if (rank === "K" || rank === "Q") {
-      svg.append(node("path", { d: rank === "K" ? "M21 33 21 24 25.5 29 30 22 34.5 29 39 24 39 33Z" : "M22 33 24 26 30 30 36 26 38 33Z",
+      svg.append(node("path", { d: rank === "K" ? "M22 33 22 24 26 29 30 22 34 29 38 24 38 33Z" : "M23 33 24.5 26 30 30 35.5 26 37 33Z",
         fill: GOLD, stroke: "#7a5a10", "stroke-width": .6 }));
     } else {
       svg.append(shape(suit, 30, 28, 10, fill));
     }
-    svg.append(text(30, 58, 22, fill, rank));
+    svg.append(text(30, 58, 20, fill, rank));
     svg.append(shape(suit, 30, 68, 8, fill));
     return svg;
   }
@@ -97,19 +96,17 @@ const ArenaCards = (() => {
   function tarok(number) {
     const svg = frame("#fdf6e0", number === 1 ? "Tarok 1 (Pagat)" : number === 21 ? "Tarok 21 (Mond)" : "Tarok " + number);
     corners(svg, String(number), null, BLACK);
-    svg.append(node("rect", { x: 13, y: 20, width: 34, height: 50, rx: 3, fill: "#f3e3b0", stroke: GOLD, "stroke-width": 1 }));
-    svg.append(node("path", { d: "M16 27H44M16 63H44", stroke: GOLD, "stroke-width": 1 }));
-    svg.append(text(30, 52, number >= 10 ? 20 : 24, "#3d2a00", String(number)));
-    svg.append(text(30, 61.5, 6.5, "#7a5a10", ROMAN[number], { "font-weight": 400 }));
+    svg.append(node("rect", { x: 16, y: 22, width: 28, height: 46, rx: 3, fill: "#f3e3b0", stroke: GOLD, "stroke-width": 1 }));
+    svg.append(node("path", { d: "M19 29H41M19 61H41", stroke: GOLD, "stroke-width": 1 }));
+    svg.append(text(30, 53, 22, "#3d2a00", String(number), number >= 10 ? { textLength: 24, lengthAdjust: "spacingAndGlyphs" } : {}));
     return svg;
   }
 
   function fool() {
     const svg = frame("#efe8ff", "The Fool (Excuse)");
     corners(svg, "★", null, "#5a3fa0");
-    svg.append(node("rect", { x: 13, y: 20, width: 34, height: 50, rx: 3, fill: "#ddd0fb", stroke: "#5a3fa0", "stroke-width": 1 }));
+    svg.append(node("rect", { x: 16, y: 22, width: 28, height: 46, rx: 3, fill: "#ddd0fb", stroke: "#5a3fa0", "stroke-width": 1 }));
     svg.append(node("path", { d: "M30 27 33.5 37.5H44.5L35.5 44 39 54.5 30 48 21 54.5 24.5 44 15.5 37.5H26.5Z", fill: "#5a3fa0" }));
-    svg.append(text(30, 65, 8, "#3b2870", "FOOL"));
     return svg;
   }
 

@@ -1,60 +1,76 @@
 "use strict";
 // The live table (/matches/ID/live), fed by server-sent events from /api/matches/ID/live:
-// `position` (the match so far: scores, and the current deal's public events), `update`
-// (the public events since), `end` (the result; the replay is then at /matches/ID).
-// Only public events ever reach the page: played cards, bids and answers, a discard without its card.
+// `position` (the match so far: scores, the current deal's public events, the table state and
+// the rules' names of things), `update` (the public events since), `table` (the table state at
+// the end of those events: table.js draws it), `end` (the result; the replay is then at
+// /matches/ID). Only public facts ever reach the page: played cards, bids and answers, a discard
+// without its card, and a table state with no hand in it.
 (() => {
   const matchId = location.pathname.split("/")[2];
   const status = document.getElementById("status");
-  let table = null;
+  const drawn = ArenaTable.create(document.getElementById("table"));
+  const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣", T: "taroks" };
+  let match = null;
+  let labels = {};
+  let log = [];
 
-  function reset(position) {
-    table = { seats: position.seats, scores: position.scores.slice(), deal: null, dealer: null,
-      deals: position.deals, dealsDone: position.deals_done, trick: [], won: position.seats.map(() => 0), log: [] };
-    document.getElementById("title").textContent = position.variant + " · match " + position.match_id;
-    for (const event of position.events) apply(event);
-    draw();
-  }
+  function name(seat) { return (match.seats[seat] || "seat " + seat); }
+  function label(id) { return labels[id] || id.replace(/_/g, " "); }
 
-  function seatName(seat) { return (table.seats[seat] || "seat " + seat) + " (" + seat + ")"; }
-
-  function apply(event) {
-    if (event.deal_started) {
-      table.deal = event.deal; table.dealer = event.deal_started.dealer; table.trick = [];
-      table.won = table.seats.map(() => 0); table.log = [];
-      table.log.push("Deal " + (event.deal + 1) + " starts; dealer " + seatName(table.dealer) + ".");
-    } else if (event.action_taken) {
-      const { seat, action } = event.action_taken;
-      if (action.type === "play") table.trick.push({ seat, card: action.card });
-      const detail = [action.card, action.suit, action.name].filter((x) => x).join(" ");
-      table.log.push(seatName(seat) + ": " + action.type + (detail ? " " + detail : ""));
-    } else if (event.trick_completed) {
-      const { number, winner } = event.trick_completed;
-      table.won[winner] += 1; table.lastTrick = table.trick; table.trick = [];
-      table.log.push("Trick " + number + " to " + seatName(winner) + ".");
-    } else if (event.deal_ended) {
-      table.scores = event.deal_ended.scores.slice(); table.dealsDone = event.deal + 1;
-      table.log.push("Deal " + (event.deal + 1) + " ends: " + event.deal_ended.deltas.join(", ") + (event.deal_ended.annulled ? " (annulled)" : "") + ".");
-    } else if (event.fault) {
-      table.log.push("Fault of " + seatName(event.fault.seat) + ": " + event.fault.kind + " — " + event.fault.detail);
+  // An action as the log says it, in the rules' words (the names come with the position).
+  function said(seat, a) {
+    const who = name(seat);
+    const suit = a.suit ? " " + (SUITS[a.suit] || a.suit) : "";
+    switch (a.type) {
+      case "play": return `${who}: ${ArenaCards.label(a.card)}` + (a.suit ? " naming" + suit : "");
+      case "discard": return `${who} lays away a card`;
+      case "bid": return `${who} bids ${label(a.name)}`;
+      case "call": return `${who} calls ${ArenaCards.label(a.card)}`;
+      case "declare": return `${who} declares ${label(a.name)}${suit}`;
+      case "announce": return `${who} announces ${label(a.name)}`;
+      case "pass": return `${who} passes`;
+      case "redeal": return `${who} claims a redeal`;
+      case "demand": return `${who} demands the Fool`;
+      default: return `${who}: ${a.type}`;
     }
   }
 
-  function card(code) {
-    const red = /^[HD]/.test(code);
-    return el("span", { class: red ? "card red" : "card", "data-card": code }, code);
+  function apply(event) {
+    if (event.deal_started) {
+      log = ["Deal " + (event.deal + 1) + " starts; " + name(event.deal_started.dealer) + " deals."];
+    } else if (event.action_taken) {
+      log.push(said(event.action_taken.seat, event.action_taken.action));
+    } else if (event.trick_completed) {
+      log.push("Trick " + event.trick_completed.number + " to " + name(event.trick_completed.winner) + ".");
+    } else if (event.deal_ended) {
+      const e = event.deal_ended;
+      log.push("Deal " + (event.deal + 1) + " ends: " + e.deltas.map((d) => (d > 0 ? "+" : "") + d).join(", ") + (e.annulled ? " (annulled)" : "") + ".");
+    } else if (event.fault) {
+      log.push("Fault of " + name(event.fault.seat) + ": " + event.fault.kind + " — " + event.fault.detail);
+    }
   }
 
-  function draw() {
-    status.textContent = "Deal " + (table.deal === null ? "—" : table.deal + 1) + " of " + table.deals + " · " + table.dealsDone + " done";
-    document.getElementById("seats").replaceChildren(...table.seats.map((name, seat) => el("div", { class: "seat" },
-      el("div", { class: "name" }, name), el("div", { class: "muted" }, "seat " + seat + (seat === table.dealer ? " · dealer" : "")),
-      el("div", {}, "score " + table.scores[seat]), el("div", {}, "tricks " + table.won[seat]))));
-    const trick = table.trick.length ? table.trick : table.lastTrick || [];
-    document.getElementById("trick").replaceChildren(...trick.map((p) => el("span", {}, card(p.card), el("small", { class: "muted" }, table.seats[p.seat]))));
-    const log = document.getElementById("log");
-    log.replaceChildren(...table.log.slice(-40).map((line) => el("li", {}, line)));
-    log.scrollTop = log.scrollHeight;
+  function showLog() {
+    const list = document.getElementById("log");
+    list.replaceChildren(...log.slice(-40).map((line) => el("li", {}, line)));
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function showTable(table) {
+    if (!table) return;
+    drawn.draw(table);
+    status.textContent = table.status;
+  }
+
+  function reset(position) {
+    match = position;
+    labels = position.labels || {};
+    log = [];
+    document.getElementById("title").textContent = position.variant + " · match " + position.match_id;
+    for (const event of position.events) apply(event);
+    showLog();
+    if (position.table) showTable(position.table);
+    else status.textContent = "Waiting for the bots…";
   }
 
   function ended(result) {
@@ -68,10 +84,11 @@
   const source = new EventSource("/api/matches/" + encodeURIComponent(matchId) + "/live");
   source.addEventListener("position", (message) => reset(JSON.parse(message.data)));
   source.addEventListener("update", (message) => {
-    if (!table) return;
+    if (!match) return;
     for (const event of JSON.parse(message.data)) apply(event);
-    draw();
+    showLog();
   });
+  source.addEventListener("table", (message) => { if (match) showTable(JSON.parse(message.data)); });
   source.addEventListener("end", (message) => { source.close(); ended(JSON.parse(message.data)); });
   source.addEventListener("error", () => { if (source.readyState !== EventSource.CLOSED) status.textContent = "Reconnecting…"; });
 })();
