@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from ..server.app import serve
 from ..server.local import launch_bot
 from . import DEFAULT_PER_DECISION_MS
 from .spec import Case
+
+# Starts the bot for a seat and returns when it has exited: (owner, seat, token, command, address, log).
+Launch = Callable[[PositionRunner, int, str, str, str, Path], Awaitable[object]]
 
 DEFAULT_TIME_CONTROL = TimeControl(per_decision_ms=DEFAULT_PER_DECISION_MS, bank_ms=0, increment_ms=0)
 
@@ -96,16 +100,21 @@ async def run_cases(
     start_timeout_s: float = 20.0,
     log_dir: Path,
     host: str = "127.0.0.1",
+    unix: Path | None = None,
+    launcher: Launch = launch_bot,
 ) -> list[CaseResult]:
     """Ask the bot `command` about every case over a real server; one result per case, in order.
 
     A bot process plays the cases of one variant, options and seat in a row; if it dies or stays
     away, the case it was asked fails and a new process takes the rest. A bot that never says
-    Hello fails every case left."""
+    Hello fails every case left.
+
+    `launcher` starts the bot (`server.local.launch_bot`: a local process); with `unix` the server
+    also listens on that Unix socket (a sandboxed bot's way in, `arena.submissions.accept`)."""
     judged: dict[int, CaseResult] = {}
     never_came = ""
     async with trio.open_nursery() as nursery:
-        hub, port = await nursery.start(serve, host, 0, log_dir)
+        hub, port = await nursery.start(partial(serve, host, 0, log_dir, unix=unix))
         address = f"{host}:{port}"
         for group in _groups(cases):
             remaining = group
@@ -126,7 +135,7 @@ async def run_cases(
                     start_timeout_s=start_timeout_s,
                 )
                 log_path = log_dir / f"{first.variant}-seat{first.seat}-{first.name}-{launch}.log"
-                await _run_one(hub, runner, command, address, log_path)
+                await _run_one(hub, runner, command, address, log_path, launcher)
                 later = []
                 for case, result in zip(remaining, runner.results, strict=True):
                     if result.outcome == "skipped":
@@ -141,12 +150,14 @@ async def run_cases(
     return [judged[id(c)] for c in cases]
 
 
-async def _run_one(hub: Hub, runner: PositionRunner, command: str, address: str, log_path: Path) -> None:
+async def _run_one(
+    hub: Hub, runner: PositionRunner, command: str, address: str, log_path: Path, launcher: Launch
+) -> None:
     exited = trio.Event()
 
     async def bot() -> None:
         try:
-            await launch_bot(runner, runner.seat, runner.token, command, address, log_path)
+            await launcher(runner, runner.seat, runner.token, command, address, log_path)
         finally:
             exited.set()
 
