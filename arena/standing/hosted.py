@@ -58,9 +58,12 @@ class HostedProcess(Protocol):
     async def stop(self) -> None:
         """End it (its input closed first, then killed); returns once it is gone."""
 
+    def cpu_seconds(self) -> float:
+        """The CPU its processes have used so far (the seat's clock charges it)."""
+
 
 class Runtime(Protocol):
-    """How this server runs versions (`arena.submissions.hosted.SandboxRuntime`)."""
+    """How this server runs versions (`arena.submissions.runtime.SandboxRuntime`)."""
 
     async def launch(self, version: VersionRecord, env: dict[str, str] | None) -> HostedProcess:
         """Start a process of `version`: with `env`, for that one match; None: a persistent process
@@ -68,6 +71,9 @@ class Runtime(Protocol):
 
     def address(self) -> str:
         """Where a hosted process reaches this server (a ``unix:`` target in the sandbox)."""
+
+    async def work(self) -> None:
+        """What else it does while the server runs (builds and tests the submitted versions)."""
 
 
 class HostedLink(LobbyLink):
@@ -131,6 +137,7 @@ class HostedBots:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
                 nursery.start_soon(self._reap_idle)
+                nursery.start_soon(self.runtime.work)
                 failed = False
                 while True:
                     try:
@@ -275,13 +282,17 @@ class HostedBots:
         except Exception as exc:  # the seat is played by the fault policy; the match goes on
             log.error("cannot start a hosted bot", bot=version.bot, version=version.version, error=str(exc))
             return
+        hosted.busy[seated.match_id] = process
+        arena_match = self.state.matches.get(seated.match_id)
+        if arena_match is not None:
+            clock_cpu = getattr(arena_match.runner, "clock_cpu", None)  # the referee's CPU clocks
+            if clock_cpu is not None:
+                clock_cpu(seated.seat, process.cpu_seconds)
         log.info("hosted bot seated", bot=version.bot, version=version.version, match_id=seated.match_id)
         try:
             await self.versions_seat(seated, version)
         except Exception as exc:
             log.warning("cannot record a hosted seat's version", error=str(exc))
-        hosted.busy[seated.match_id] = process
-        arena_match = self.state.matches.get(seated.match_id)
         if arena_match is not None:
             await arena_match.runner.done.wait()
         if hosted.busy.pop(seated.match_id, None) is None:
