@@ -10,6 +10,7 @@
     [time_control]               # per_decision_ms, bank_ms, increment_ms, latency_allowance_ms
     [faults]                     # policy, max_invalid, reconnect_grace_ms, start_timeout_ms
     [[bots]]                     # name and command, or name and token / token_env (a remote bot)
+    [decide]                     # adaptive: pair (default: the ranking), confidence, effect, min_deal_sets
 
 Every key is checked: an unknown key, a wrong type or value, a missing command is one
 `LadderFileError` naming the file and the key, before anything runs.
@@ -34,6 +35,7 @@ from ..files import InputFileError, read_input_text
 from ..referee.seat import TimeControl
 from ..replay.log import FAULT_POLICIES
 from ..server.inprocess import InProcessError, is_inprocess, load_bot
+from .decide import Decide
 
 SEATINGS = ("permutations", "rotations")
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
@@ -57,7 +59,9 @@ TOP_KEYS = {
     "time_control",
     "faults",
     "bots",
+    "decide",
 }
+DECIDE_KEYS = {"pair", "confidence", "effect", "min_deal_sets"}
 TIME_KEYS = {"per_decision_ms", "bank_ms", "increment_ms", "latency_allowance_ms"}
 FAULT_KEYS = {"policy", "max_invalid", "reconnect_grace_ms", "start_timeout_ms"}
 BOT_KEYS = {"name", "command", "token", "token_env", "env", "cwd", "processes"}
@@ -117,6 +121,7 @@ class LadderConfig:
     replay_dir: Path = Path("ladder-replays")
     host: str = "127.0.0.1"
     port: int = 0
+    decide: Decide | None = None  # `[decide]`: play deal sets until it is decided (`decide.py`)
 
     @property
     def seats(self) -> int:
@@ -329,6 +334,30 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
         replay_dir=base / top.text("replay_dir", str(database.parent / default_replays)),
         host=top.text("host", "127.0.0.1"),
         port=port,
+        decide=_decide(path, top, names) if "decide" in data else None,
+    )
+
+
+def _decide(path: Path, top: _Reader, names: list[str]) -> Decide:
+    reader = _Reader(path, top.table_of("decide"), "decide", DECIDE_KEYS)
+    pair = reader.table.get("pair")
+    if pair is not None and not (
+        isinstance(pair, list) and len(pair) == 2 and all(n in names for n in pair) and pair[0] != pair[1]
+    ):
+        raise reader.error(f"expected two of the ladder's bots, got {pair!r}", "pair")
+    numbers = {}
+    for key, default, low, high in (("confidence", 0.95, 0.5, 1.0), ("effect", 0.3, 0.0, 10.0)):
+        value = reader.table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low < value < high:
+            raise reader.error(
+                f"expected a number between {low:g} and {high:g} (exclusive), got {value!r}", key
+            )
+        numbers[key] = float(value)
+    return Decide(
+        pair=(pair[0], pair[1]) if pair else None,
+        confidence=numbers["confidence"],
+        effect=numbers["effect"],
+        min_deal_sets=reader.integer("min_deal_sets", 6, 2, 1_000_000),
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from ..ratings import Ratings, mean_ci
 from ..replay.log import FAULT_KINDS
 from ..replay.summary import DealRow
+from .decide import Decide, PairVerdict, Scorer, game_points, verdicts
 from .store import has_table
 
 # --------------------------------------------------------------------------- standings
@@ -72,6 +73,8 @@ class Standings:
     bots: list[BotStanding]
     # crosstable[a][b]: (mean of a's points minus b's per deal at the same table, deals)
     crosstable: dict[str, dict[str, tuple[float, int]]]
+    # Each pair the ladder must decide (adjacent ranks, unless it decides one pair): separated?
+    pairs: list[PairVerdict] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -84,7 +87,15 @@ class Standings:
         return data
 
 
-def standings(conn: sqlite3.Connection) -> Standings:
+def arrangements_per_table(seating: str, seats: int) -> int:
+    return math.factorial(seats) if seating == "permutations" else seats
+
+
+def standings(
+    conn: sqlite3.Connection, decide: Decide | None = None, score: Scorer = game_points
+) -> Standings:
+    """The standings of a ladder's database; each pair to decide (`decide`, by default the
+    adjacent ranks at `Decide()`'s confidence) marked separated or not, on `score`s."""
     ladder = conn.execute("SELECT name, identity, planned FROM ladder WHERE id = 1").fetchone()
     identity = json.loads(ladder["identity"])
     bots = [
@@ -154,6 +165,9 @@ def standings(conn: sqlite3.Connection) -> Standings:
     deals = conn.execute(
         "SELECT COUNT(DISTINCT match_seq || ':' || deal) FROM deals WHERE annulled = 0"
     ).fetchone()[0]
+    seats = conn.execute("SELECT json_array_length(seats) FROM matches LIMIT 1").fetchone()
+    ranking = [row.name for row in rows]
+    per_table = arrangements_per_table(identity["seating"], seats[0]) if seats else 1
     return Standings(
         name=ladder["name"],
         variant=identity["variant"],
@@ -163,6 +177,7 @@ def standings(conn: sqlite3.Connection) -> Standings:
         deals=deals,
         bots=rows,
         crosstable=cross,
+        pairs=verdicts(conn, ranking, per_table, decide, score),
     )
 
 
