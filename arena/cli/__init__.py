@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "arena.cli.conformance",
     "arena.cli.replay",
     "arena.cli.standing",
+    "arena.cli.bots",
 )
 
 

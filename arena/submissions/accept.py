@@ -135,11 +135,12 @@ class Builder:
         try:
             launcher = SandboxLauncher(version, tree, self.config, socket)
             results = await run_cases("", cases, log_dir=logs, unix=socket, launcher=launcher)
+            outputs = _outputs(logs) if any(not r.passed for r in results) else ""
         finally:
             shutil.rmtree(logs, ignore_errors=True)
             shutil.rmtree(socket.parent, ignore_errors=True)
         failed = [r for r in results if not r.passed]
-        report = f"{report}\nconformance:\n{table(results)}\n"
+        report = f"{report}\nconformance:\n{table(results)}\n{outputs}"
         if failed:
             first = failed[0]
             reason = (
@@ -156,6 +157,12 @@ class Builder:
         path = self.config.work_dir / "builds"
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+
+def _outputs(logs: Path) -> str:
+    """The bot's output in each of the kit's processes (the owner's to read), the ends of them."""
+    parts = [f"--- {path.name}\n{_tail(path)[-2000:]}" for path in sorted(logs.glob("*.log"))]
+    return "\n".join(parts)[-REPORT_TAIL:]
 
 
 def _tail(path: Path) -> str:
