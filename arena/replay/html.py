@@ -17,14 +17,15 @@ import base64
 import hashlib
 import html
 import json
+from pathlib import Path
 from typing import Any
 
-from ..engine import Action, observation
+from ..engine import Action, DealState, observation
 from .analysis import Analysis, Point
-from .read import DealLog, Replay
+from .read import DealLog, Decision, Replay
+from .table import LABELS, action_label, legal_action, public_facts, table_state
 from .timeline import (
     Event,
-    action_text,
     clocks,
     events,
     public_action,
@@ -32,11 +33,16 @@ from .timeline import (
     trick_points,
     walk,
 )
-from .viewer import PAGE
+from .viewer import PAGE as TEMPLATE
 
-# Keys of an observation that only its seat knows; the rest is public and the same for every seat.
-# (`partner`: in `american` the called card's holder knows the partnership before the others.)
-PRIVATE_KEYS = frozenset({"seat", "hand", "skat", "legal_actions", "partner"})
+# The drawn table (cards, component, style) is the web site's own files, inlined: the page stays
+# one file, and one change to the table shows on the site and in every replay page made after it.
+_STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
+PAGE = TEMPLATE.replace("{{TABLE_CSS}}", (_STATIC / "table.css").read_text(encoding="utf-8")).replace(
+    "{{TABLE_JS}}",
+    (_STATIC / "cards.js").read_text(encoding="utf-8") + (_STATIC / "table.js").read_text(encoding="utf-8"),
+)
+
 # Public keys that the page does not need per position (the deal's constants, the trick history).
 CONSTANT_KEYS = frozenset(
     {"variant", "options", "dealer", "forehand", "order", "sitting_out", "pots_start", "tricks"}
@@ -80,6 +86,7 @@ def replay_data(replay: Replay, analysis: Analysis | None = None) -> dict[str, A
         "problem": str(replay.problem) if replay.problem is not None else None,
         "partial": replay.partial_file and replay.match_end is None,
         "analysis": _analysis_data(analysis) if analysis is not None else None,
+        "labels": LABELS,
     }
 
 
@@ -120,7 +127,7 @@ def _point_data(point: Point) -> dict[str, Any]:
 
 
 def _text(code: str) -> str:
-    return action_text(Action.parse(code))
+    return action_label(Action.parse(code))
 
 
 def _deal_data(
@@ -136,12 +143,15 @@ def _deal_data(
             notes[step] = [{"seat": event.seat, "text": event.text} for event in found]
     frames: list[dict[str, Any]] = []
     first: dict[str, Any] = {}
+    names = list(replay.header.get("seats", []))
+    before = replay.deals.index(log)
+    scores = (replay.deals[before - 1].scores if before > 0 else None) or [0] * replay.seats
     for state, decision in walk(replay, log):
         views = [observation(state, seat) for seat in range(state.seats)]
-        public = {k: v for k, v in views[0].items() if k not in PRIVATE_KEYS}
+        public = public_facts(views[0])
         for view in views[1:]:
             # The public part of every seat's view is the same; the page keeps it once.
-            assert {k: v for k, v in view.items() if k not in PRIVATE_KEYS} == public
+            assert public_facts(view) == public
         if not first:
             first = {k: public.get(k) for k in CONSTANT_KEYS}
         last = state.tricks[-1] if state.tricks else None
@@ -154,13 +164,14 @@ def _deal_data(
                     **({"skat": view["skat"]} if "skat" in view else {}),
                     **({"partner": view["partner"]} if "partner" in view else {}),
                     **(
-                        {"legal": [_offered(a) for a in view["legal_actions"]]}
+                        {"legal": [legal_action(a) for a in view["legal_actions"]]}
                         if "legal_actions" in view
                         else {}
                     ),
                 }
                 for view in views
             ],
+            "table": _table(replay, log, state, decision, public, views, names, scores, times),
             "last": None
             if last is None
             else {
@@ -178,9 +189,9 @@ def _deal_data(
             clock = times[log.index, decision.step]
             frame["decision"] = {
                 "seat": decision.seat,
-                "action": action_text(decision.action),
+                "action": action_label(decision.action),
                 "code": str(decision.action),
-                "public": action_text(public_action(decision.action)),
+                "public": action_label(public_action(decision.action)),
                 "think": decision.think_ms,
                 "limit": clock.limit_ms,
                 "bank": clock.bank_ms,
@@ -210,8 +221,36 @@ def _deal_data(
     }
 
 
-def _offered(text: str) -> dict[str, str]:
-    return {"code": text, "text": _text(text)}
+def _table(
+    replay: Replay,
+    log: DealLog,
+    state: DealState,
+    decision: Decision | None,
+    public: dict[str, Any],
+    views: list[dict[str, Any]],
+    names: list[str],
+    scores: list[int],
+    times: dict[tuple[int, int], Any],
+) -> dict[str, Any]:
+    """The public table state of this position (no hand in it: the page adds the views it shows)."""
+    partners = [view.get("partner") for view in views]
+    clock_list: list[dict[str, Any] | None] = [None] * state.seats
+    if decision is not None:
+        c = times[log.index, decision.step]
+        clock_list[decision.seat] = {"deadline_ms": None, "limit_ms": c.limit_ms, "bank_ms": c.bank_ms}
+    return table_state(
+        public,
+        names,
+        # Public once every seat knows him (the holder of the called card knows first, AM-CALL-2).
+        partner=partners[0] if all(p is not None for p in partners) else None,
+        scores=scores,
+        points=running_points(state),
+        clocks=clock_list,
+        deal=log.index,
+        deals=replay.header.get("deals"),
+        step=decision.step if decision is not None else len(log.decisions),
+        last_points=trick_points(state.tricks[-1]) if state.tricks else None,
+    )
 
 
 def render_html(replay: Replay, analysis: Analysis | None = None) -> str:

@@ -206,7 +206,7 @@ def table_state(
         )
     legal = None
     if isinstance(view, int) and view in views and to_act == view:
-        legal = [_legal(code) for code in views[view].get("legal_actions", ())]
+        legal = [legal_action(code) for code in views[view].get("legal_actions", ())]
     return {
         "schema": SCHEMA,
         "variant": variant,
@@ -247,7 +247,8 @@ def _answer_badge(round_name: str, answer: str) -> dict[str, str]:
     return {"kind": answer, "text": label(answer)}
 
 
-def _legal(code: str) -> dict[str, Any]:
+def legal_action(code: str) -> dict[str, Any]:
+    """A legal action as the table offers it: its code, its words, the card it names, its type."""
     action = Action.parse(code)
     card = str(action.card) if action.card is not None else None
     return {"code": code, "text": action_label(action), "card": card, "type": action.type}

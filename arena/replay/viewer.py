@@ -16,6 +16,7 @@ PAGE = r"""<!DOCTYPE html>
 <meta http-equiv="Content-Security-Policy" content="{{CSP}}">
 <title>{{TITLE}}</title>
 <style>
+{{TABLE_CSS}}
   :root { --felt: #1f5f3f; --ink: #1d1d1f; --muted: #666; --red: #c0262d; --accent: #f2b632; }
   * { box-sizing: border-box; }
   body { margin: 0; font: 14px/1.35 system-ui, sans-serif; color: var(--ink); background: #eef0ea; }
@@ -29,36 +30,8 @@ PAGE = r"""<!DOCTYPE html>
   nav #where { min-width: 190px; text-align: center; font-weight: 600; }
   nav .sep { width: 14px; }
   .banner { padding: 6px 14px; background: #fde2c8; border-bottom: 1px solid #e0a060; }
-  main { display: grid; grid-template-columns: minmax(560px, 1fr) 360px; gap: 10px; padding: 10px 14px; }
-  #table { display: grid; grid-template: "a top b" auto "left center right" 1fr "c bottom d" auto /
-    1fr 1.3fr 1fr; gap: 8px; min-height: 430px; padding: 10px; border-radius: 14px;
-    background: radial-gradient(circle at 50% 45%, #2d7a52, var(--felt)); }
-  .seat { background: rgba(255, 255, 255, .9); border-radius: 8px; padding: 6px 8px; align-self: center;
-    border: 2px solid transparent; }
-  .seat.acting { border-color: var(--accent); box-shadow: 0 0 0 3px rgba(242, 182, 50, .35); }
-  .seat.out { opacity: .55; }
-  .seat .name { font-weight: 600; font-size: 13px; }
-  .seat .info { color: var(--muted); font-size: 12px; }
-  .pos-bottom { grid-area: bottom; } .pos-top { grid-area: top; } .pos-left { grid-area: left; }
-  .pos-right { grid-area: right; }
-  .hand { display: flex; flex-wrap: wrap; gap: 2px; margin-top: 4px; }
-  .card { display: inline-flex; align-items: center; justify-content: center; min-width: 30px; height: 40px;
-    padding: 0 3px; border: 1px solid #999; border-radius: 4px; background: #fff; font-weight: 600;
-    font-size: 13px; color: var(--ink); }
-  .card.red { color: var(--red); }
-  .card.tarok { background: #fff6dc; border-color: #c9a94a; }
-  .card.fool { background: #e7dcff; border-color: #8a72c9; }
-  .card.back { background: repeating-linear-gradient(45deg, #3b5b8c, #3b5b8c 4px, #4a6ea8 4px, #4a6ea8 8px);
-    border-color: #2b4066; min-width: 20px; }
-  .card.chosen { outline: 3px solid var(--accent); }
-  .count { color: var(--muted); font-size: 12px; margin-left: 4px; align-self: center; }
-  #center { grid-area: center; display: flex; flex-direction: column; align-items: center; justify-content: center;
-    color: #fff; gap: 6px; }
-  #trick { display: flex; gap: 10px; min-height: 64px; }
-  #trick .play { display: flex; flex-direction: column; align-items: center; font-size: 12px; }
-  #trick .card { height: 52px; min-width: 40px; font-size: 16px; }
-  #trick.done { opacity: .75; }
-  #phase { font-size: 13px; color: #e6efe8; }
+  main { display: grid; grid-template-columns: minmax(0, 1fr) 360px; gap: 10px; padding: 10px 14px; }
+  #table { min-width: 0; }
   aside { display: flex; flex-direction: column; gap: 8px; }
   aside section { background: #fff; border-radius: 8px; padding: 8px 10px; border: 1px solid #d3d8cf; }
   aside h2 { font-size: 13px; margin: 0 0 4px; color: #22313f; }
@@ -90,6 +63,15 @@ PAGE = r"""<!DOCTYPE html>
   #mistakes div.now { background: #fff1c9; }
   footer { padding: 0 14px 14px; color: var(--muted); font-size: 12px; }
   kbd { border: 1px solid #aaa; border-radius: 3px; padding: 0 3px; background: #fff; }
+  /* A narrow screen: the panels below the table, the timeline's columns narrower. */
+  @media (max-width: 960px) {
+    main { grid-template-columns: minmax(0, 1fr); padding: 8px; }
+    nav #where { min-width: 0; }
+    #timeline { margin: 0 8px 8px; }
+    #timeline div, #timeline.analysed div { grid-template-columns: 38px 46px minmax(0, 1fr) 60px; }
+    #timeline .bar { display: none; }
+    #timeline.analysed div > span:nth-child(5) { grid-column: 3 / 5; }
+  }
 </style>
 </head>
 <body>
@@ -104,9 +86,7 @@ PAGE = r"""<!DOCTYPE html>
 </nav>
 <div id="banner" class="banner" hidden></div>
 <main>
-  <section id="table" aria-label="table">
-    <div id="center"><div id="phase"></div><div id="trick"></div><div id="trick-note"></div></div>
-  </section>
+  <section id="table" aria-label="table"></section>
   <aside>
     <section id="decision" aria-label="decision"></section>
     <section id="mistakes" aria-label="costliest decisions" hidden></section>
@@ -120,7 +100,7 @@ PAGE = r"""<!DOCTYPE html>
   <kbd>0</kbd>…<kbd>3</kbd> one seat's view. The position is in the address (#deal=…&amp;step=…&amp;seat=…).</footer>
 <script id="replay-data" type="application/json">{{DATA}}</script>
 <script>
-"use strict";
+{{TABLE_JS}}
 const DATA = JSON.parse(document.getElementById("replay-data").textContent);
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const pos = { deal: 0, step: 0, view: "all" };
@@ -137,19 +117,7 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-function card(code, extra) {
-  const node = el("span", { class: "card", "data-card": code });
-  if (code === "EX") { node.classList.add("fool"); node.textContent = "EX"; }
-  else if (code[0] === "T") { node.classList.add("tarok"); node.textContent = code; }
-  else {
-    node.textContent = code.slice(1) + SUITS[code[0]];
-    if (code[0] === "H" || code[0] === "D") node.classList.add("red");
-  }
-  if (extra) node.classList.add(extra);
-  return node;
-}
-
-function back() { return el("span", { class: "card back" }); }
+const drawn = ArenaTable.create(document.getElementById("table"));
 
 function signed(values) { return values.map(v => (v > 0 ? "+" + v : String(v))).join(" "); }
 
@@ -189,12 +157,6 @@ function stepBy(delta) {
 
 function setView(view) { pos.view = view; render(); }
 
-function placeOf(seat) {
-  const viewer = pos.view === "all" ? 0 : +pos.view;
-  const rel = (seat - viewer + DATA.seats) % DATA.seats;
-  return (DATA.seats === 4 ? ["bottom", "left", "top", "right"] : ["bottom", "left", "right"])[rel];
-}
-
 function renderHeader() {
   const options = Object.entries(DATA.options).map(([k, v]) => `${k}=${v}`).join(", ");
   document.getElementById("title").textContent =
@@ -220,8 +182,6 @@ function renderHeader() {
 function render() {
   writeHash();
   for (const b of document.querySelectorAll("#views button")) b.classList.toggle("on", b.dataset.view === pos.view);
-  const table = document.getElementById("table");
-  for (const old of table.querySelectorAll(".seat")) old.remove();
   if (!DATA.deals.length) { document.getElementById("where").textContent = "no deal in this replay"; return; }
   const deal = DATA.deals[pos.deal];
   const frame = deal.frames[pos.step];
@@ -236,63 +196,14 @@ function render() {
   document.getElementById("prev-deal").disabled = pos.deal === 0;
   document.getElementById("next-deal").disabled = pos.deal === DATA.deals.length - 1;
 
-  for (let seat = 0; seat < DATA.seats; seat++) {
-    const out = deal.sittingOut === seat;
-    const roles = [];
-    if (seat === deal.dealer) roles.push("dealer");
-    if (seat === deal.forehand) roles.push("forehand");
-    if (out) roles.push("sits out");
-    if (viewer === seat) roles.push("this view");
-    const box = el("div", { class: `seat pos-${placeOf(seat)}`, id: `seat-${seat}`, "data-seat": String(seat) },
-      el("div", { class: "name", text: `seat ${seat}${roles.length ? " · " + roles.join(", ") : ""}` }),
-      el("div", { class: "info", text: DATA.names[seat] || "" }),
-      // The bot its Hello named; a seat's view shows its own only (no seat is told the others').
-      DATA.bots && (viewer === null || viewer === seat)
-        ? el("div", { class: "info bot", id: `bot-${seat}`, text: DATA.bots[seat] }) : null,
-      el("div", { class: "info", text: `tricks ${pub.tricks_won[seat]} · card points ${frame.points[seat]}` }));
-    if (pub.to_act === seat) box.classList.add("acting");
-    if (out) box.classList.add("out");
-    const hand = el("div", { class: "hand", id: `hand-${seat}` });
-    const size = pub.hand_sizes[seat];
-    if (viewer === null || viewer === seat) {
-      const chosen = d && d.seat === seat && /^(play|discard) /.test(d.code) ? d.code.split(" ")[1] : null;
-      for (const code of frame.views[seat].hand) hand.append(card(code, code === chosen ? "chosen" : null));
-    } else {
-      for (let i = 0; i < Math.min(size, 28); i++) hand.append(back());
-    }
-    hand.append(el("span", { class: "count", text: `${size} cards` }));
-    box.append(hand);
-    const skat = frame.views[seat].skat;
-    if (skat && (viewer === null || viewer === seat)) {
-      const row = el("div", { class: "hand", id: `skat-${seat}` }, el("span", { class: "count", text: "skat:" }));
-      for (const code of skat) row.append(card(code));
-      box.append(row);
-    }
-    table.append(box);
+  // The table: the position's public state, with the hands this view shows.
+  const table = ArenaTable.withViews(frame.table, frame.views, viewer === null ? "all" : viewer);
+  for (const seat of table.seats) {
+    // The bot its Hello named; a seat's view shows its own only (no seat is told the others').
+    if (DATA.bots && (viewer === null || viewer === seat.seat)) seat.detail = DATA.bots[seat.seat];
   }
-
-  const trick = document.getElementById("trick");
-  trick.replaceChildren();
-  trick.classList.remove("done");
-  const trickNote = document.getElementById("trick-note");
-  trickNote.textContent = "";
-  if (pub.trick && pub.trick.cards.length) {
-    for (const [seat, code] of pub.trick.cards) {
-      trick.append(el("div", { class: "play" }, card(code), el("span", { text: `seat ${seat}` })));
-    }
-    let text = `trick ${pub.trick_number}, led by seat ${pub.trick.leader}`;
-    if (pub.trick.designation) text += ` · Fool names ${SUITS[pub.trick.designation] || "taroks"}`;
-    trickNote.textContent = text;
-  } else if (frame.last) {
-    trick.classList.add("done");
-    for (const [seat, code] of frame.last.cards) {
-      trick.append(el("div", { class: "play" }, card(code), el("span", { text: `seat ${seat}` })));
-    }
-    trickNote.textContent = `trick ${frame.last.number}: seat ${frame.last.winner} won ${frame.last.points} card points`;
-  }
-  document.getElementById("phase").textContent = pub.phase === "end" ? "the deal is over" :
-    `${pub.phase}${pub.phase === "play" || pub.phase === "announce" ? " · trick " + pub.trick_number : ""}` +
-    (pub.to_act !== null && pub.to_act !== undefined ? ` · seat ${pub.to_act} to act` : "");
+  const chosen = d && /^(play|discard) [A-Z0-9]+$/.test(d.code) && (viewer === null || viewer === d.seat) ? d.code.split(" ")[1] : null;
+  drawn.draw(table, { chosen });
 
   renderDecision(frame, d, viewer);
   renderMistakes(viewer);
@@ -438,22 +349,25 @@ function renderScores(deal, frame, viewer) {
   }
 }
 
+function label(id) { return DATA.labels[id] || id.replace(/_/g, " "); }
+
+// The deal's facts in words (the rules' names, as the table's badges say them).
 function renderDealInfo(deal, frame, viewer) {
   const box = document.getElementById("deal-info");
   box.replaceChildren(el("h2", { text: `deal ${deal.index}` }));
   const pots = Object.entries(deal.pots);
   box.append(el("div", { text: `dealer seat ${deal.dealer} · forehand seat ${deal.forehand}` +
-    (pots.length ? " · pots " + pots.map(([k, v]) => `${k} ${v}`).join(" ") : "") }));
+    (pots.length ? " · at the start: " + pots.map(([k, v]) => `${label(k)} ${v}`).join(", ") : "") }));
   for (const decl of frame.public.declarations) {
-    box.append(el("div", { text: `seat ${decl.seat} declared ${decl.name}${decl.suit ? " " + (SUITS[decl.suit] || decl.suit) : ""}` +
+    box.append(el("div", { text: `seat ${decl.seat} declared ${label(decl.name)}${decl.suit ? " " + (SUITS[decl.suit] || decl.suit) : ""}` +
       ` (${decl.size} cards, ${decl.value} from each)` }));
   }
   for (const a of frame.public.announcements || []) {
-    box.append(el("div", { text: `seat ${a.seat} announced ${a.name} before trick ${a.trick}` }));
+    box.append(el("div", { text: `seat ${a.seat} announced ${label(a.name)} before trick ${a.trick}` }));
   }
   const pub = frame.public;
   if (pub.contract) {
-    box.append(el("div", { id: "contract", text: `contract ${pub.contract}` +
+    box.append(el("div", { id: "contract", text: `contract ${label(pub.contract)}` +
       (pub.declarer !== undefined ? ` · declarer seat ${pub.declarer}` : "") +
       (pub.called ? ` · called ${pub.called}` : "") }));
   }
@@ -462,16 +376,11 @@ function renderDealInfo(deal, frame, viewer) {
   if (partner !== undefined) {
     box.append(el("div", { text: partner === -1 ? "the declarer plays alone" : `the declarer's partner: seat ${partner}` }));
   }
-  const talon = pub.talon || (viewer === null && frame.talon.length ? frame.talon : null);
-  if (talon) {
-    const row = el("div", { class: "hand", id: "talon" }, el("span", { class: "count", text: pub.talon ? "talon:" : "talon (hidden):" }));
-    for (const code of talon) row.append(card(code));
+  // The omniscient view also shows the American talon while nobody at the table sees it.
+  if (!pub.talon && viewer === null && frame.talon.length) {
+    const row = el("div", { class: "tc-hand", id: "talon" }, el("span", { class: "tc-count", text: "Talon (hidden from the seats):" }));
+    for (const code of frame.talon) row.append(ArenaTable.card(code, "tc-sm"));
     box.append(row);
-  }
-  const shown = frame.public.skat_public;
-  if (shown) {
-    box.append(el("div", { text: `skat: ${shown.taroks} tarok(s) laid away` +
-      (shown.shown && shown.shown.length ? "; shown " + shown.shown.join(" ") : "") }));
   }
 }
 

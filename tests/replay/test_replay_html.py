@@ -34,7 +34,8 @@ from arena.referee.seat import TimeControl
 from arena.replay.html import PAGE_CSP, render_html, script_json
 from arena.replay.read import Replay
 from arena.replay.samples import SAMPLES_DIR
-from arena.replay.timeline import action_text, clocks
+from arena.replay.table import action_label
+from arena.replay.timeline import clocks
 from arena.replay.verify import verify_replay
 from arena.server.local import EXAMPLE_BOTS, play_matches
 
@@ -43,6 +44,8 @@ SYMBOLS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
 # A Hello's bot name is free text: this one once made the HTML parser read the page's code as data.
 HOSTILE = "<!--<script>alert(1)</script>"
 HOSTILE_LABELS = ["<!--<script>", "</script><script>alert(2)</script>", "a\u2028b\u2029 &amp; <b>c</b>"]
+
+
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> tuple[Replay, Path]:
     """A real grosstarock match in which seat 1 only ever answers illegally, and its page."""
@@ -77,6 +80,15 @@ def state_before(replay: Replay, deal: int, step: int) -> DealState:
     return state
 
 
+def hand(seat: int) -> str:
+    """The selector of a seat's drawn hand (in its box, or below the table for the viewing seat)."""
+    return f'[data-hand="{seat}"]'
+
+
+def seat_box(seat: int) -> str:
+    return f"document.querySelector('#table [data-seat=\"{seat}\"]')"
+
+
 def cards_on_page(browser: Browser, selector: str) -> list[str]:
     query = f"document.querySelectorAll({json.dumps(selector + ' [data-card]')})"
     return list(browser.js(f"[...{query}].map(e => e.dataset.card)"))
@@ -105,16 +117,18 @@ def test_the_page_steps_through_decisions_and_shows_each_one(
     browser.open(f"{page.as_uri()}#deal=0&step={step}&seat=all")
     last = len(decisions)
     assert where(browser) == f"deal 0 · decision {step} of {last}"
-    assert browser.js("document.getElementById('bot-1').textContent") == f"{HOSTILE} (no version)"  # as text
+    assert (
+        browser.js(seat_box(1) + ".querySelector('.tc-detail').textContent") == f"{HOSTILE} (no version)"
+    )  # as text
     state = state_before(replay, 0, step)
     for seat in range(3):  # every hand, as the engine has it at this decision
-        assert sorted(cards_on_page(browser, f"#hand-{seat}")) == sorted(str(c) for c in state.hands[seat])
+        assert sorted(cards_on_page(browser, hand(seat))) == sorted(str(c) for c in state.hands[seat])
     on_table = state.trick or list(state.tricks[-1].plays)  # the trick so far, or the one just won
-    assert cards_on_page(browser, "#trick") == [str(c) for _, c in on_table]
+    assert cards_on_page(browser, "#table .tc-trick") == [str(c) for _, c in on_table]
     clock = clocks(replay)[0, step]
     assert (
         browser.js("document.getElementById('answer').textContent")
-        == f"played {action_text(decision.action)}"
+        == f"played {action_label(decision.action)}"
     )
     think = browser.js("document.getElementById('think').textContent")
     assert think == f"think {decision.think_ms} ms of {clock.limit_ms} ms (2000 + bank {clock.bank_ms})"
@@ -122,7 +136,7 @@ def test_the_page_steps_through_decisions_and_shows_each_one(
     fault = browser.js("document.getElementById('fault').textContent")
     assert fault.startswith("illegal fault: 3 invalid answers")
     offered = browser.js("[...document.querySelectorAll('#offered .opt')].map(e => e.textContent)")
-    assert offered == [action_text(a) for a in state.legal_actions()]
+    assert offered == [action_label(a) for a in state.legal_actions()]
     shot = tmp_path / "decision.png"
     browser.screenshot(shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
@@ -157,21 +171,21 @@ def test_a_seat_view_shows_no_hidden_card(
     log = replay.deals[0]
     step = next(d.step for d in log.decisions if d.seat == 2 and d.action.type == "play" and d.step > 30)
     browser.open(f"{page.as_uri()}#deal=0&step={step}&seat=2")
-    assert "seat 2 · " in browser.js("document.getElementById('seat-2').textContent")
+    assert "seat 2 · " in browser.js(seat_box(2) + ".textContent")
     assert browser.js("location.hash") == f"#deal=0&step={step}&seat=2"
     start = state_before(replay, 0, 0)
     now = state_before(replay, 0, step)
     played = {str(d.action.card) for d in log.decisions[: step + 1] if d.action.type == "play"}
     allowed = {str(c) for c in start.hands[2]} | played
     drawn = cards_on_page(browser, "body")
-    assert sorted(cards_on_page(browser, "#hand-2")) == sorted(str(c) for c in now.hands[2])
+    assert sorted(cards_on_page(browser, hand(2))) == sorted(str(c) for c in now.hands[2])
     for other in (0, 1):
-        assert cards_on_page(browser, f"#hand-{other}") == []
-        backs = browser.js(f"document.querySelectorAll('#hand-{other} .card.back').length")
+        assert cards_on_page(browser, hand(other)) == []
+        backs = browser.js(f"document.querySelectorAll({json.dumps(hand(other) + ' .tc-back')}).length")
         assert backs == len(now.hands[other])
     words = browser.js(
         "(() => { const b = document.body.cloneNode(true);"
-        " b.querySelectorAll('script, .card').forEach(e => e.remove()); return b.innerText; })()"
+        " b.querySelectorAll('script, .tc-card').forEach(e => e.remove()); return b.innerText; })()"
     )
     seen = set(drawn) | text_cards(words)
     assert seen <= allowed, f"seat 2 is shown {sorted(seen - allowed)}"
@@ -180,7 +194,7 @@ def test_a_seat_view_shows_no_hidden_card(
     assert hidden <= set(cards_on_page(browser, "body"))
     browser.key("1", "Digit1", 49)
     assert browser.js("location.hash") == f"#deal=0&step={step}&seat=1"
-    assert cards_on_page(browser, "#hand-2") == []
+    assert cards_on_page(browser, hand(2)) == []
     browser.screenshot(tmp_path / "seat-1.png")
 
 
@@ -199,15 +213,22 @@ def test_four_seats(browser: Browser, tmp_path: Path, name: str) -> None:
     step = 10
     browser.open(f"{page.as_uri()}#deal=0&step={step}")
     state = state_before(replay, 0, step)
-    assert browser.js("document.querySelectorAll('#table .seat').length") == 4
+    assert browser.js("document.querySelectorAll('#table .tc-seat').length") == 4
     out = state.sitting_out
     if out is not None:  # german-1754 with four seats: the one opposite the dealer sits out
-        assert browser.js(f"document.getElementById('seat-{out}').classList.contains('out')") is True
-    assert browser.js("document.querySelectorAll('#table .seat.out').length") == (0 if out is None else 1)
+        assert browser.js(seat_box(out) + ".classList.contains('tc-out')") is True
+    assert browser.js("document.querySelectorAll('#table .tc-seat.tc-out').length") == (
+        0 if out is None else 1
+    )
     for seat in range(4):
-        assert sorted(cards_on_page(browser, f"#hand-{seat}")) == sorted(str(c) for c in state.hands[seat])
-    places = browser.js("[...document.querySelectorAll('#table .seat')].map(e => e.className)")
-    assert {p.split("pos-")[1].split()[0] for p in places} == {"bottom", "left", "top", "right"}
+        assert sorted(cards_on_page(browser, hand(seat))) == sorted(str(c) for c in state.hands[seat])
+    places = browser.js("[...document.querySelectorAll('#table .tc-seat')].map(e => e.className)")
+    assert {re.findall(r"\btc-(bottom|left|top|right)\b", p)[0] for p in places} == {
+        "bottom",
+        "left",
+        "top",
+        "right",
+    }
     browser.screenshot(tmp_path / f"{name}.png")
 
 
@@ -255,12 +276,10 @@ def test_markup_in_seat_labels_is_text_and_the_viewer_works(browser: Browser, tm
     page = tmp_path / "hostile.html"
     page.write_text(render_html(verify_replay(_hostile_sample(tmp_path), collect=True)))
     browser.open(f"{page.as_uri()}#deal=0&step=5")
-    assert browser.js("document.querySelectorAll('#table .seat').length") == 3
+    assert browser.js("document.querySelectorAll('#table .tc-seat').length") == 3
     decisions = len(verify_replay(SAMPLES_DIR / "grosstarock.jsonl", collect=True).deals[0].decisions)
     assert where(browser) == f"deal 0 · decision 5 of {decisions}"
-    names = browser.js(
-        "[...document.querySelectorAll('#table .seat .info:nth-child(2)')].map(e => e.textContent)"
-    )
+    names = browser.js("[...document.querySelectorAll('#table .tc-seat .tc-name')].map(e => e.textContent)")
     assert names == HOSTILE_LABELS
     assert browser.js("document.querySelectorAll('script').length") == 2  # the data and the code, no more
     assert browser.js("document.title").startswith("grosstarock · match ")
@@ -302,4 +321,4 @@ def test_a_violation_of_the_policy_is_caught(chromium: Browser, tmp_path: Path) 
     problems = csp_problems(chromium)
     assert any("script-src" in p for p in problems) and any("style-src" in p for p in problems), problems
     assert chromium.js("window.injected === undefined") is True
-    assert chromium.js("document.querySelectorAll('#table .seat').length") == 3
+    assert chromium.js("document.querySelectorAll('#table .tc-seat').length") == 3

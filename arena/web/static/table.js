@@ -85,7 +85,8 @@ const ArenaTable = (() => {
         "data-seat": seat.seat, "aria-label": "seat " + seat.seat },
         h("div", { class: "tc-head" }, h("span", { class: "tc-name" }, seat.name), ...roles),
         h("div", { class: "tc-info" }, `seat ${seat.seat}` + (seat.score !== null ? ` · score ${seat.score}` : "") +
-          ` · ${seat.tricks} trick${seat.tricks === 1 ? "" : "s"}` + (seat.points !== null ? ` · ${seat.points} pts` : "")));
+          ` · ${seat.tricks} trick${seat.tricks === 1 ? "" : "s"}` + (seat.points !== null ? ` · ${seat.points} pts` : "")),
+        seat.detail ? h("div", { class: "tc-info tc-detail" }, seat.detail) : null);
       if (seat.clock) {
         const c = seat.clock;
         if (c.deadline_ms && seat.acting) {
@@ -100,7 +101,7 @@ const ArenaTable = (() => {
       if (!big) {
         const hand = h("div", { class: "tc-hand tc-small", "data-hand": seat.seat });
         if (seat.hand) for (const code of seat.hand) hand.append(card(code, "tc-sm"));
-        else for (let i = 0; i < Math.min(seat.hand_size, 8); i++) hand.append(back("tc-sm"));
+        else for (let i = 0; i < seat.hand_size; i++) hand.append(back("tc-sm"));
         hand.append(h("span", { class: "tc-count" }, seat.hand_size + (seat.hand_size === 1 ? " card" : " cards")));
         box.append(hand);
         if (seat.pile && seat.pile.length) box.append(pileRow(seat.pile, "tc-sm"));
@@ -119,12 +120,20 @@ const ArenaTable = (() => {
           card(code), h("figcaption", {}, seatName(seat)))));
     }
 
+    function contractText(c) {
+      const parts = [c.label];
+      if (c.declarer !== null) parts.push("declarer " + seatName(c.declarer));
+      if (c.called) parts.push("called " + ArenaCards.label(c.called));
+      if (c.partner !== null) parts.push(c.partner === -1 ? "plays alone" : "partner " + seatName(c.partner));
+      return parts.join(" · ");
+    }
+
     function bottomSeat() { return typeof state.view === "number" ? state.view : 0; }
 
     function center() {
       const box = h("section", { class: "tc-center", "aria-label": "the table" });
       box.append(h("div", { class: "tc-status" }, (state.deal !== null ? `deal ${state.deal + 1}` + (state.deals ? ` of ${state.deals}` : "") + " · " : "") + state.status));
-      if (state.contract) box.append(h("div", { class: "tc-contract" }, state.contract.text));
+      if (state.contract) box.append(h("div", { class: "tc-contract" }, contractText(state.contract)));
       if (state.trick) {
         box.append(trickView(state.trick.cards, null, "tc-now"));
         if (state.trick.note) box.append(h("div", { class: "tc-note" }, state.trick.note));
@@ -221,5 +230,31 @@ const ArenaTable = (() => {
     };
   }
 
-  return { create, card, back };
+  // A public table state (no hand in it) with the cards of the seats whose views are given: each
+  // `views[seat]` is {hand, skat, partner, legal} as that seat's observation has them. `view` is
+  // the seat shown (its legal actions too, when it is to act) or "all" (every view given). The
+  // replay viewer keeps one public state per position and the seats' views beside it.
+  function withViews(publicState, views, view) {
+    const state = JSON.parse(JSON.stringify(publicState));
+    state.view = view;
+    const shown = view === "all" ? views.map((_, s) => s) : [view];
+    let partner = state.contract ? state.contract.partner : null;
+    for (const s of shown) {
+      const v = views[s];
+      if (!v || !state.seats[s]) continue;
+      state.seats[s].hand = v.hand.slice();
+      state.seats[s].pile = v.skat ? v.skat.slice() : null;
+      if (partner === null && v.partner !== undefined && v.partner !== null) partner = v.partner;
+    }
+    if (state.contract && partner !== null) {
+      state.contract.partner = partner;
+      for (const seat of state.seats) if (seat.seat === partner && seat.role === null) seat.role = "partner";
+    }
+    if (typeof view === "number" && state.to_act === view && views[view] && views[view].legal) {
+      state.legal = views[view].legal;
+    }
+    return state;
+  }
+
+  return { create, card, back, withViews };
 })();
