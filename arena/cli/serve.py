@@ -54,6 +54,13 @@ def register(commands: Any) -> None:
         "docs/SANDBOX.md); a stale socket there is replaced",
     )
     serve.add_argument(
+        "--hosted",
+        type=Path,
+        metavar="DIR",
+        help="also build, test and play the bots' submitted versions in the sandbox (docs/SUBMIT.md); "
+        "DIR keeps their built trees and logs; needs --unix",
+    )
+    serve.add_argument(
         "--replay-dir",
         type=Path,
         default=Path("replays/matches"),
@@ -155,7 +162,12 @@ def _serve(args: argparse.Namespace) -> int:
         advertise = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     try:
         store = Store(args.store)
-        service = StandingArena(store, arena, advertise)
+        hosting = None
+        if args.hosted is not None:
+            from ..submissions.runtime import hosting_for
+
+            hosting = hosting_for(store, args.hosted, args.unix)
+        service = StandingArena(store, arena, advertise, hosting)
     except (OSError, ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None
     cut_off: list[str] = []

@@ -6,13 +6,13 @@ import itertools
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..sandbox import Limits, MiB, Sandbox, start
 from ..standing.versions import VersionRecord, Versions
 from .archive import unpack
-from .build import Toolchain, run_command
+from .build import Toolchain, default_cpp_sdk, run_command
 from .manifest import Manifest
 
 BOT_LIMITS = Limits(memory_bytes=512 * MiB, pids=64, cpus=1.0, scratch_bytes=64 * MiB, output_bytes=1 * MiB)
@@ -25,6 +25,11 @@ class RuntimeConfig:
     limits: Limits = BOT_LIMITS
     per_match_wall_s: float = 3600.0  # a process of one match: the backstop
     build_poll_s: float = 1.0  # how often the store is asked for versions to build (0: never)
+
+    def __post_init__(self) -> None:
+        if self.toolchain.cpp_sdk == Path():  # built once per protocol, under the work directory
+            sdk = default_cpp_sdk(self.work_dir / "sdk", self.toolchain.proto_root)
+            self.toolchain = replace(self.toolchain, cpp_sdk=sdk)
 
 
 class Trees:

@@ -16,7 +16,8 @@ from pathlib import Path
 import structlog
 import trio
 
-from ..sandbox import SOCKET_PATH, Sandbox
+from ..sandbox import SOCKET_PATH, Sandbox, unavailable
+from ..standing.hosted import HostedConfig
 from ..standing.store import Store
 from ..standing.versions import VersionRecord, Versions
 from .accept import Builder
@@ -83,3 +84,15 @@ class SandboxRuntime:
             await trio.sleep_forever()
         builder = Builder(self.versions, self.config, self.worker)
         await builder.run(self.config.build_poll_s)
+
+
+def hosting_for(store: Store, work_dir: Path, socket: Path | None) -> tuple[SandboxRuntime, HostedConfig]:
+    """`arena serve --hosted DIR --unix PATH`: the standing arena's hosting of submitted bots.
+    ValueError when this host cannot run them."""
+    if socket is None:
+        raise ValueError("--hosted needs --unix PATH: the sandboxed bots reach the server only there")
+    why = unavailable()
+    if why is not None:
+        raise ValueError(f"--hosted: sandboxes cannot run on this host: {why}")
+    config = RuntimeConfig(work_dir.resolve())
+    return SandboxRuntime(store, config, socket.resolve()), HostedConfig()
