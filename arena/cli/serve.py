@@ -166,7 +166,7 @@ def _serve(args: argparse.Namespace) -> int:
         if args.hosted is not None:
             from ..submissions.runtime import hosting_for
 
-            hosting = hosting_for(store, args.hosted, args.unix)
+            hosting = hosting_for(store, args.hosted, args.unix, arena)
         service = StandingArena(store, arena, advertise, hosting)
     except (OSError, ValueError, StoreError) as exc:
         raise CliError(str(exc)) from None

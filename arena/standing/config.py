@@ -33,6 +33,12 @@ class ArenaConfig:
     # and how long the others wait for it before recording its matches as aborted.
     heartbeat_s: float = 1.0
     server_dead_after_s: float = 5.0
+    # Submitted bots this server runs (`arena serve --hosted`, docs/SUBMIT.md): matches at once of
+    # each hosted bot on this server, how long a warm process may idle, how often the store is
+    # read for the active versions.
+    hosted_matches: int = 1
+    hosted_idle_s: float = 60.0
+    hosted_poll_s: float = 1.0
 
     def __post_init__(self) -> None:
         for name in self.variants:
@@ -41,7 +47,7 @@ class ArenaConfig:
             raise ValueError("the arena runs at least one variant")
         if self.latency_allowance_ms < 0:
             raise ValueError("latency_allowance_ms is 0 or more")
-        for name in ("max_matches_per_bot", "join_burst", "pause_after"):
+        for name in ("max_matches_per_bot", "join_burst", "pause_after", "hosted_matches"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} is at least 1")
         for name in (
@@ -52,6 +58,8 @@ class ArenaConfig:
             "start_timeout_s",
             "heartbeat_s",
             "server_dead_after_s",
+            "hosted_idle_s",
+            "hosted_poll_s",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -28,7 +28,12 @@ class RuntimeConfig:
 
     def __post_init__(self) -> None:
         if self.toolchain.cpp_sdk == Path():  # built once per protocol, under the work directory
-            sdk = default_cpp_sdk(self.work_dir / "sdk", self.toolchain.proto_root)
+            prebuilt = os.environ.get("ARENA_CPP_SDK")  # or one built already (docs/SUBMIT.md)
+            sdk = (
+                Path(prebuilt)
+                if prebuilt
+                else default_cpp_sdk(self.work_dir / "sdk", self.toolchain.proto_root)
+            )
             self.toolchain = replace(self.toolchain, cpp_sdk=sdk)
 
 

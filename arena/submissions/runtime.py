@@ -17,6 +17,7 @@ import structlog
 import trio
 
 from ..sandbox import SOCKET_PATH, Sandbox, unavailable
+from ..standing.config import ArenaConfig
 from ..standing.hosted import HostedConfig
 from ..standing.store import Store
 from ..standing.versions import VersionRecord, Versions
@@ -86,7 +87,9 @@ class SandboxRuntime:
         await builder.run(self.config.build_poll_s)
 
 
-def hosting_for(store: Store, work_dir: Path, socket: Path | None) -> tuple[SandboxRuntime, HostedConfig]:
+def hosting_for(
+    store: Store, work_dir: Path, socket: Path | None, arena: ArenaConfig
+) -> tuple[SandboxRuntime, HostedConfig]:
     """`arena serve --hosted DIR --unix PATH`: the standing arena's hosting of submitted bots.
     ValueError when this host cannot run them."""
     if socket is None:
@@ -95,4 +98,5 @@ def hosting_for(store: Store, work_dir: Path, socket: Path | None) -> tuple[Sand
     if why is not None:
         raise ValueError(f"--hosted: sandboxes cannot run on this host: {why}")
     config = RuntimeConfig(work_dir.resolve())
-    return SandboxRuntime(store, config, socket.resolve()), HostedConfig()
+    hosted = HostedConfig(arena.hosted_matches, arena.hosted_idle_s, arena.hosted_poll_s)
+    return SandboxRuntime(store, config, socket.resolve()), hosted
