@@ -138,7 +138,8 @@
 
   function seatName(seat) {
     const names = table.start ? table.start.seat_names : [];
-    return (names[seat] || "seat " + seat) + (table.start && seat === table.start.seat ? " (you)" : "");
+    const name = names[seat] || "seat " + seat;
+    return table.start && seat === table.start.seat && name !== "you" ? name + " (you)" : name;
   }
 
   function ready(value) {
@@ -313,15 +314,22 @@
     return new URLSearchParams(location.hash.slice(1)).get("token") || "";
   }
 
+  function minutes(ms) {
+    const seconds = Math.ceil(ms / 1000);
+    return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+  }
+
   function tick() {
     const clock = $("clock");
     if (!table.request || table.sending) {
       clock.textContent = "";
       return;
     }
+    // The request's time is this decision's own and then the bank's: the clock shows both.
     const left = Math.max(0, table.deadline - performance.now());
-    const seconds = Math.ceil(left / 1000);
-    clock.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")} left`;
+    const bank = Math.min(left, table.request.bank_ms);
+    const own = left - bank;
+    clock.textContent = own > 0 ? `${minutes(own)} · bank ${minutes(bank)}` : `bank ${minutes(bank)}`;
     clock.classList.toggle("low", left < 10000);
   }
 
