@@ -70,9 +70,8 @@ from .seat import MatchState as MatchState  # re-exported: it lived here first
 
 log = structlog.get_logger()
 
-# The longest a match runs without letting the other tasks of its trio run (other matches, the
-# watchdog, the replay flusher, the server) when its bots answer synchronously (in-process seats)
-# and so it never waits: it yields when this much time has passed since it last did.
+# A match whose bots answer synchronously (in-process) never waits: it lets the other tasks of its
+# trio run (other matches, the watchdog, the flusher, the server) once this long has passed.
 YIELD_AFTER_S = 0.005
 
 
@@ -154,6 +153,7 @@ class MatchRunner(LinkHost):
         self._alarm_scope: trio.CancelScope | None = None
         self._waiting: Seat | None = None
         self._yielded = 0.0  # time.perf_counter() when `_play` last let other tasks run
+        self._now = trio.current_time  # the run's clock, read without trio's lookups once it runs
         self.log = log.bind(match_id=match_id)
 
     # ------------------------------------------------------------------ links (called on the trio thread)
@@ -257,6 +257,7 @@ class MatchRunner(LinkHost):
     async def run(self) -> None:
         c = self.config
         self._writer = ReplayWriter(self.replay_dir, self.match_id, replay_flusher().add)
+        self._now = trio.lowlevel.current_clock().current_time
         self._write(
             {
                 "type": "header",
@@ -304,7 +305,7 @@ class MatchRunner(LinkHost):
                     "faults": {s.index: len(s.faults) for s in self.seats},
                 }
             )
-            self.replay_path = self._writer.complete()
+            self.replay_path = replay = self._writer.complete()
             self.state = MatchState.FINISHED
             if self.before_end is not None:
                 with trio.CancelScope(shield=True):  # a stopping server still keeps the result
@@ -313,7 +314,7 @@ class MatchRunner(LinkHost):
                     except Exception:
                         self.log.exception("the match's end could not be made durable")
             end = pb.MatchEnd(
-                scores=self.match.scores, termination=self.termination, replay=self.replay_path.name
+                scores=self.match.scores, termination=self.termination, replay=replay.name
             )
             for seat in self.seats:
                 seat.flush_events()
@@ -473,14 +474,13 @@ class MatchRunner(LinkHost):
         )
         seat.events = []
         seat.pending, seat.pending_message = request_id, data
-        start = trio.current_time()
+        start = self._now()
         deadline = start + (limit_ms + credit_ms) / 1000
         clock = None if seat.cpu_meter is None else CpuClock(seat.cpu_meter, limit_ms, start)
         sent_on = seat.link if seat.hello else None  # a round-trip sample needs one connection
         if self._writer is not None and self._writer.pending and not getattr(sent_on, "synchronous", False):
-            # Every move before this request reaches the OS before the request leaves:
-            # a killed server loses at most the move in flight. A bot in this process dies
-            # with it: it is asked without the system call (the flusher writes its moves).
+            # Every move before this request reaches the OS before the request leaves: a killed
+            # server loses at most the move in flight (an in-process bot dies with the server).
             self._writer.flush()
         seat.send(data)
         rejected_before = seat.rejected
@@ -488,7 +488,7 @@ class MatchRunner(LinkHost):
         answer = await self._answer(seat, state, legal, request_id, deadline, limit_ms, clock)
         seat.pending, seat.pending_message = None, b""
         self._waiting = None
-        elapsed_ms = (trio.current_time() - start) * 1000
+        elapsed_ms = (self._now() - start) * 1000
         think_ms = int(elapsed_ms)
         used_ms = min(credit_ms, think_ms)
         cpu_ms = None
@@ -521,7 +521,7 @@ class MatchRunner(LinkHost):
         c = self.config
         invalid = 0
         while True:
-            now = trio.current_time()
+            now = self._now()
             wait_until = deadline if clock is None else clock.next_look(now)
             if seat.disconnected_at is not None:
                 grace_end = seat.disconnected_at + c.reconnect_grace_s
@@ -530,14 +530,13 @@ class MatchRunner(LinkHost):
                 wait_until = min(wait_until, grace_end)
             item: InboxItem | None = None
             if now < wait_until:
-                # A synchronous link (an in-process bot) has answered before this look: no alarm,
-                # no wake-up, no checkpoint (`_play` yields now and then).
+                # A synchronous link has answered already: no alarm, wake-up or checkpoint.
                 item = seat.inbox.take()
                 if item is None:
                     self._set_alarm(wait_until)
                     item = await seat.inbox.receive()
             if item is None or isinstance(item, Alarm):
-                now = trio.current_time()
+                now = self._now()
                 if now >= deadline if clock is None else clock.over(now):
                     kind = FaultKind.TIMEOUT if seat.disconnected_at is None else self._absent(seat)
                     return Fault(seat.index, kind, late_detail(limit_ms, clock, now))

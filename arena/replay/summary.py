@@ -39,12 +39,22 @@ class Results:
     hellos: list[tuple[str, str]]
 
 
+_ACTION = '{"type":"action","deal":'
+
+
 def read_results(path: Path, seats: int) -> Results:
     """The deals, the faults, each seat's decisions and its bot's last Hello of a finished match,
     from its replay log (replays/FORMAT.md), in one pass."""
     results = Results([], [], [0] * seats, [("", "")] * seats)
     with path.open(encoding="utf-8") as lines:
         for text in lines:
+            if text.startswith(_ACTION) and '"fault":' not in text:
+                # A decision without a fault, as the referee writes it (`type`, `deal`, `step`,
+                # `seat` first): most of a log, counted without decoding it.
+                seat = text.partition('"seat":')[2].partition(",")[0]
+                if seat.isdigit() and int(seat) < seats:
+                    results.decisions[int(seat)] += 1
+                    continue
             line = json.loads(text)
             kind = line["type"]
             if kind == "deal":
