@@ -4,11 +4,18 @@ The position is rebuilt by replaying the deal up to the decision (`Replay.positi
 process is launched as `arena play` launches bots and asked over the real protocol (a server on
 a free port, one `DecisionRequest` with the seat's `observation()`, the legal actions, and the
 time the seat had then, or no clock) by a `PositionRunner`, as the conformance cases are.
+
+`ask_suite` asks a bot every position of a position suite (`arena.replay.suite`, written by
+`arena replay analyze --suite`) the same way and judges each answer by the search's values there.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -20,6 +27,7 @@ from ..engine import Action, DealState, observation
 from ..referee.position import PositionRunner
 from ..referee.seat import TimeControl
 from ..replay.read import Decision, Replay
+from ..replay.suite import SuitePosition
 from ..replay.timeline import Clock, action_text, card_text, clocks, hand_text
 from ..server.local import ask
 
@@ -136,3 +144,70 @@ def describe(replay: Replay, asked: Asked, command: str) -> list[str]:
         lines.append(f"            rejected: {rejected}")
     lines.append(f"  bot command: {command}")
     return lines
+
+
+# --------------------------------------------------------------------------- position suites
+
+
+@dataclass
+class SuiteAnswer:
+    """A suite position and the bot's answer to it now."""
+
+    position: SuitePosition
+    outcome: str = ""  # answered, illegal, timeout, gone, skipped (arena.referee.position)
+    action: str = ""
+    think_ms: int = 0
+    detail: str = ""
+    good: bool = False  # answered with an action the search values within the tolerance of its best
+
+    @property
+    def loss(self) -> float:
+        return self.position.loss_of(self.action) if self.outcome == "answered" else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.position
+        return {
+            "id": p.id,
+            "seat": p.seat,
+            "recorded": {"action": p.played, "loss": p.loss},
+            "best": p.best,
+            "bot": {"outcome": self.outcome, "action": self.action or None, "think_ms": self.think_ms},
+            "loss": None if math.isinf(self.loss) else self.loss,
+            "good": self.good,
+            "detail": self.detail,
+        }
+
+
+def ask_suite(
+    positions: Sequence[SuitePosition],
+    command: str,
+    *,
+    tolerance: float = 0.0,
+    per_decision_ms: int | None = None,
+    log_dir: Path | None = None,
+) -> list[SuiteAnswer]:
+    """Ask the bot `command` every position, over the real protocol: one bot process for the
+    positions of each variant (with its options) and seat, asked one after another; without
+    `per_decision_ms`, with no clock. The answers in the positions' order."""
+    groups: dict[tuple[str, str, int], list[int]] = defaultdict(list)
+    for index, position in enumerate(positions):
+        variant = position.state.variant
+        options = json.dumps(dict(variant.options), sort_keys=True)
+        groups[variant.name, options, position.seat].append(index)
+    answers = [SuiteAnswer(p) for p in positions]
+    control = None if per_decision_ms is None else TimeControl(per_decision_ms, 0, 0)
+    with tempfile.TemporaryDirectory(prefix="arena-suite-") as scratch:
+        logs = log_dir or Path(scratch)
+        for n, ((_, _, seat), indices) in enumerate(sorted(groups.items())):
+            variant = positions[indices[0]].state.variant
+            runner = PositionRunner(variant, seat, [positions[i].state for i in indices], control)
+            log_path = logs / f"bot-{n}.log"
+            results = trio.run(partial(ask, command, runner, log_path=log_path))
+            for index, result in zip(indices, results, strict=True):
+                answer = answers[index]
+                answer.outcome = result.outcome
+                answer.action = str(result.action) if result.action is not None else ""
+                answer.think_ms = result.think_ms
+                answer.detail = result.detail
+                answer.good = answer.outcome == "answered" and answer.position.good(answer.action, tolerance)
+    return answers
