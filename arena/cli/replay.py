@@ -16,6 +16,7 @@ from typing import Any
 
 from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
+from . import suites
 from .common import cores, index, input_kind, output_file, positive_int
 
 # `arena replay analyze`: the search's budget per decision unless --iterations or --think-ms says.
@@ -132,6 +133,7 @@ def register(commands: Any) -> None:
         metavar="OUT",
         help="the analysis file (default: NAME.analysis.json beside FILE)",
     )
+    suites.add_export_arguments(analyze)
     analyze.set_defaults(run=_cmd_analyze, parser=analyze)
 
     ask = tools.add_parser(
@@ -149,6 +151,7 @@ def register(commands: Any) -> None:
     ask.add_argument("--no-clock", action="store_true", help="no time limit: wait for the bot")
     ask.add_argument("--json", action="store_true", help="print the result as one JSON object")
     ask.set_defaults(run=_cmd_ask, parser=ask)
+    suites.register(tools)
 
 
 def _fail(args: argparse.Namespace, message: str) -> None:
@@ -359,6 +362,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     if replay is None:
         return 1
     check_position(args, replay, None, args.seat, None)
+    suites.check_export_arguments(args)
     seats = [args.seat] if args.seat is not None else list(range(replay.seats))
     iterations = None if args.think_ms is not None else (args.iterations or DEFAULT_ITERATIONS)
     todo = tasks(replay, seats, args.seed, iterations, args.think_ms)
@@ -405,6 +409,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
                 f"  deal {p.deal}, step {p.step}: played {played} ({p.values[p.played]:+.2f}), "
                 f"the search prefers {best} ({p.values[p.best]:+.2f}): loss {p.loss:.2f}"
             )
+    if args.suite is not None and suites.export(args, replay, analysis):
+        return 1
     if replay.problem is not None:
         _fail(args, f"{args.file}: analysed up to the problem: {replay.problem}")
         return 1
