@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..engine import Action, DealState, EngineError, Match
+from .cpucheck import CpuCheck
 from .log import FAULT_KINDS
 from .read import (
     DealLog,
@@ -67,6 +68,7 @@ class ActionCheck:
         self.steps = 0  # actions of the deal in progress verified
         self.done_actions = 0  # actions of the deals verified up to their deal line
         self.faults: list[int] = []  # per seat
+        self.cpu: CpuCheck | None = None  # a header with `cpu_clock`: its seats' clocks
         self.ended = False
 
     def _discrepancy(
@@ -110,6 +112,7 @@ class ActionCheck:
         decisions = log.decisions
         numbers = self.numbers
         step = 0
+        cpu_seats = self.cpu.seats if self.cpu is not None else frozenset()
         try:
             for step, (entry, text) in enumerate(zip(entries, texts, strict=False)):
                 if type(entry) is not dict:
@@ -141,7 +144,12 @@ class ActionCheck:
                         f'"think_ms":{think!r},"fault":{to_json(fault)}}}'
                     )
                     size += 3
-                if text != expected or len(entry) != size or (fault is not None and not is_fault(fault)):
+                if (
+                    text != expected
+                    or len(entry) != size
+                    or (fault is not None and not is_fault(fault))
+                    or seat in cpu_seats  # its line has a cpu_ms to check
+                ):
                     self._slow_action(step, text, entry, number)
                 elif fault is not None:
                     self._checked_apply(step, seat, action, think, fault)
@@ -201,6 +209,8 @@ class ActionCheck:
         if not isinstance(line, dict) or line.get("type") != "action":
             stop_damage(line_no, "is not an action line")
         known_keys = _ACTION_LINE_KEYS | _LATENCY_KEYS if self._latency_fields() else _ACTION_LINE_KEYS
+        if self.cpu is not None:
+            known_keys = known_keys | {"cpu_ms"}
         if set(line) - known_keys:
             stop_damage(line_no, f"has unknown field(s) {sorted(set(line) - known_keys)}")
         if line.get("deal") != log.index or line.get("step") != step:
@@ -235,7 +245,12 @@ class ActionCheck:
             action = Action.from_dict(fields)
         except EngineError as exc:
             self._discrepancy(f"malformed action {brief(fields)}: {exc}", line_no, step, seat)
-        self._checked_apply(step, seat, action, think, fault, rtt, allowance)
+        cpu = line.get("cpu_ms")
+        if self.cpu is not None:
+            problem = self.cpu.problem(seat, think, cpu, fault)
+            if problem is not None:
+                self._discrepancy(f"the action line {problem}", line_no, step, seat)
+        self._checked_apply(step, seat, action, think, fault, rtt, allowance, cpu)
 
     def _checked_apply(
         self,
@@ -246,6 +261,7 @@ class ActionCheck:
         fault: dict[str, str] | None,
         rtt: int | None = None,
         allowance: int = 0,
+        cpu: int | None = None,
     ) -> None:
         state, log = self.state, self.deal_log
         assert state is not None and log is not None
@@ -270,7 +286,7 @@ class ActionCheck:
             self.faults[seat] += 1
         self.steps = step + 1
         if self.collect:
-            log.decisions.append(Decision(step, seat, action, think, fault, line_no, rtt, allowance))
+            log.decisions.append(Decision(step, seat, action, think, fault, line_no, rtt, allowance, cpu))
 
     def _wrong_seat(self, step: int, seat: object) -> NoReturn:
         state = self.state

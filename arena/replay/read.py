@@ -62,6 +62,7 @@ class Decision:
     line: int
     rtt_ms: int | None = None  # the seat's round-trip estimate, with a latency allowance (version 3)
     allowance_ms: int = 0  # the part of think_ms not charged to the seat's clock
+    cpu_ms: int | None = None  # the CPU charged, for a seat on a CPU clock (header `cpu_clock`)
 
 
 @dataclass(frozen=True)

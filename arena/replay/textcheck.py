@@ -56,8 +56,8 @@ class TextCheck(ActionCheck):
         Otherwise nothing changes, and `_deal_start` reads the line and says what differs.
         """
         match = self.match
-        if match is None or self.ended or self.state is not None or match.is_over():
-            return False
+        if match is None or self.ended or self.state is not None or match.is_over() or self.cpu is not None:
+            return False  # (a CPU clock's cpu_ms is checked line by line)
         state = match.start_deal()
         deal = match.deal_index
         pots = _ENCODE(state.pots_start) if state.pots_start else "{}"

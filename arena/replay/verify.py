@@ -37,6 +37,7 @@ from typing import Any, NoReturn
 
 from ..engine import ConfigError, Match, Variant, find_variant
 from ..files import InputFileError, read_input
+from .cpucheck import CpuCheck
 from .log import CONNECTION_EVENTS, FAULT_POLICIES, REPLAY_FORMAT, REPLAY_VERSION, TERMINATIONS
 from .read import (
     BotHello,
@@ -229,6 +230,8 @@ class _Checker(TextCheck):
         self.policy = str(policy)
         self.match = Match(variant, seed=seed, deals=deals)
         self.faults = [0] * variant.seats
+        if "cpu_clock" in obj:
+            self.cpu = CpuCheck(obj, variant.seats)
 
     # ---------------------------------------------------------------- deals
 
