@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import shlex
 import shutil
@@ -26,8 +27,10 @@ import trio
 
 from ..referee.position import PositionResult, PositionRunner
 from ..referee.runner import MatchConfig, MatchRunner
+from ..sandbox import Sandbox
 from .app import serve
 from .inprocess import InProcessError, InProcessLink, is_inprocess, load_bot, seat_inprocess
+from .sandboxed import Sandboxing, start_sandboxed, watch_sandboxed
 
 log = structlog.get_logger()
 
@@ -262,11 +265,19 @@ async def _run_bot(
         result.running -= 1
 
 
+async def _watch_sandboxed(runner: MatchRunner, seat: int, box: Sandbox, result: PlayResult) -> None:
+    try:
+        result.exit_codes[seat] = (await watch_sandboxed(runner, seat, box)).exit_status
+    finally:
+        result.running -= 1
+
+
 async def play_matches(
     jobs: list[tuple[MatchConfig, list[str]]],
     replay_dir: Path,
     host: str = "127.0.0.1",
     stop_without_hello: bool = False,
+    sandbox: Sandboxing | None = None,
 ) -> list[PlayResult]:
     """Run every (config, bot commands) job at once on one server; return when all have ended.
 
@@ -278,14 +289,21 @@ async def play_matches(
     it raises the cancellation as trio functions do, and only once every bot process it
     started has ended (`BotProcess.stop`: SIGTERM, SIGKILL after `STOP_GRACE_S`, their children too)
     and the server has stopped. A match cut off keeps its replay as `<id>.jsonl.part`, closed
-    by the referee (`MatchRunner.run` abandons the log), so nothing is left running or open."""
+    by the referee (`MatchRunner.run` abandons the log), so nothing is left running or open.
+
+    With `sandbox`, the command bots it names run in the sandbox (arena/server/sandboxed.py), on
+    CPU clocks, and reach the server through a Unix socket of its own."""
     for config, bots in jobs:
         if len(bots) != config.variant.seats:
             raise ValueError(f"{config.variant.name} needs {config.variant.seats} bots, got {len(bots)}")
     results: list[PlayResult] = []
     links: list[tuple[PlayResult, int, InProcessLink]] = []
-    async with trio.open_nursery() as nursery:
-        hub, port = await nursery.start(serve, host, 0, replay_dir)
+    async with contextlib.AsyncExitStack() as stack:
+        socket = None
+        if sandbox is not None:  # a short path: a Unix socket's is at most 107 bytes
+            socket = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-"))) / "referee.sock"
+        nursery = await stack.enter_async_context(trio.open_nursery())
+        hub, port = await nursery.start(functools.partial(serve, host, 0, replay_dir, unix=socket))
         logs = replay_dir / "bot-logs"
         logs.mkdir(parents=True, exist_ok=True)
         for config, bots in jobs:
@@ -306,6 +324,15 @@ async def play_matches(
                     if stop is not None and link.exit_status is not None and result.stopped_seat is None:
                         result.stopped_seat, result.stopped_cause = seat, f"it raised (see {log_path})"
                         stop()
+                    continue
+                if sandbox is not None and socket is not None and sandbox.applies(command):
+                    try:  # started now, before the match writes its header: the seat's clock is CPU
+                        box = start_sandboxed(runner, seat, command, socket, log_path, sandbox)
+                    except (OSError, ValueError, RuntimeError) as exc:  # CgroupError is a RuntimeError
+                        runner.mark_crashed(seat, f"cannot start the bot {command!r} in the sandbox: {exc}")
+                        result.running -= 1
+                        continue
+                    nursery.start_soon(_watch_sandboxed, runner, seat, box, result)
                     continue
                 address = f"{host}:{port}"
                 nursery.start_soon(_run_bot, runner, seat, command, address, log_path, result, stop)
