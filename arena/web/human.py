@@ -31,6 +31,7 @@ from ..live import Hub
 from ..referee.runner import MatchConfig, MatchRunner
 from ..referee.seat import CloseReason, TimeControl
 from ..replay.read import Replay
+from ..replay.table import public_facts, table_state
 from ..server.inprocess import EXAMPLES, load_bot, seat_inprocess
 from ..v1 import arena_pb2 as pb
 from .feed import json_mapping
@@ -62,6 +63,7 @@ class HumanLink:
         self.seat = seat
         self.messages: list[dict[str, Any]] = []
         self.closed_reason = ""
+        self.scores: list[int] | None = None  # the match's, as the last DealEnded said them
         self._changed = trio.Event()
 
     def start(self) -> None:
@@ -74,8 +76,42 @@ class HumanLink:
         if not self.open:
             return
         parsed = pb.ServerMessage.FromString(message) if isinstance(message, bytes) else message
-        self.messages.append(json_mapping(parsed))
+        entry = json_mapping(parsed)
+        kind = parsed.WhichOneof("kind")
+        if kind == "request":
+            self._scores(parsed.request.events)
+            entry["table"] = self._table(parsed.request)
+        elif kind == "events":
+            self._scores(parsed.events.events)
+        self.messages.append(entry)
         self._wake()
+
+    def _scores(self, events: Any) -> None:
+        for event in events:
+            if event.WhichOneof("kind") == "deal_ended":
+                self.scores = list(event.deal_ended.scores)
+
+    def _table(self, request: pb.DecisionRequest) -> dict[str, Any]:
+        """The drawn table's state (`arena.replay.table`) of this request: its view and nothing
+        else, read back into the engine's observation by the SDK's own `request_observation`.
+        The seat's clock has no deadline: the page sets it from its own clock when it arrives."""
+        from arena_bot.observation import request_observation  # on the path once bots are loaded
+
+        seen = request_observation(request)  # type: ignore[arg-type]  # the SDK's own classes, field for field
+        config = self.runner.config
+        clocks: list[dict[str, Any] | None] = [None] * len(config.seat_names)
+        limit_ms, bank_ms = request.time_limit_ms, request.bank_ms
+        clocks[self.seat] = {"deadline_ms": None, "limit_ms": limit_ms, "bank_ms": bank_ms}
+        return table_state(
+            public_facts(seen),
+            config.seat_names,
+            views={self.seat: seen},
+            view=self.seat,
+            scores=self.scores,
+            clocks=clocks,
+            deal=request.deal,
+            deals=config.deals,
+        )
 
     def close(self, reason: CloseReason | None = None, details: str = "") -> None:
         if self.open:

@@ -3,7 +3,7 @@ against example bots or play on from a recorded position, read the seat's messag
 
     POST /api/play                    start a table; JSON in, {match_id, seat, token, url} out
     GET  /api/play/{id}/messages      the seat's messages after `after` (long polling), token needed
-    POST /api/play/{id}/action        the person's answer {request_id, action}, token needed
+    POST /api/play/{id}/action        the person's answer {request_id, code or action}, token needed
     GET  /api/play                    what a table may be: variants, bots, limits
     GET  /play, /play/{id}            the page (play.html): the form, or the table
 
@@ -28,7 +28,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..engine import VARIANT_NAMES, ConfigError, find_variant
+from ..engine import VARIANT_NAMES, Action, ConfigError, EngineError, find_variant
+from ..protocol import action_message
 from ..replay.read import ReplayReadError
 from ..replay.verify import verify_replay
 from ..v1 import arena_pb2 as pb
@@ -204,14 +205,23 @@ async def api_play_action(request: Request) -> Response:
     assert link is not None
     body = await _json(request)
     request_id = _int(body, "request_id", 1, 2**63)
-    action = body.get("action")
-    if not isinstance(action, dict) or not set(action) <= FIELDS or not all(
+    action, code = body.get("action"), body.get("code")
+    if isinstance(code, str) and len(code) <= 64 and action is None:
+        try:  # the drawn table's code of an action: "play SK", "bid rufer", "pass"
+            message = action_message(Action.parse(code))
+        except EngineError as exc:
+            raise HTTPException(400, f"code: {exc}") from None
+    elif isinstance(action, dict) and set(action) <= FIELDS and code is None and all(
         isinstance(v, str) and len(v) <= 32 for v in action.values()
     ):
-        raise HTTPException(400, f"action: an object of strings with keys among {', '.join(sorted(FIELDS))}")
+        message = pb.Action(**action)
+    else:
+        raise HTTPException(
+            400, f"give code (an action's text) or action (an object of strings: {', '.join(sorted(FIELDS))})"
+        )
     if not link.open:
         raise HTTPException(409, f"the match is {table.runner.state.value}")
-    link.answer(request_id, pb.Action(**action))
+    link.answer(request_id, message)
     return JSONResponse({"sent": True}, status_code=202)
 
 

@@ -36,6 +36,8 @@ playwright_sync = pytest.importorskip("playwright.sync_api")
 
 PHONE = {"width": 375, "height": 667}
 RULE = re.compile(r"[A-Z]+(-[A-Z0-9]+)+|protocol")
+LEGAL = ".tc-mine .tc-legal, .tc-mine button.tc-action"
+"""What the drawn table lets the person choose now: the lit cards and the action buttons."""
 
 
 @dataclass
@@ -159,7 +161,7 @@ def _next_turn(page: Any, seen: str) -> str:
 # The clicks of a whole match, made in the page itself (a click event on a button, as a person's
 # click makes; Playwright's own click waits for the button to be still and costs a round trip per
 # click): at each new turn, one of the buttons highlighted as legal, chosen at random from a seed.
-PLAYER = """async seed => {
+PLAYER = """async ([seed, selector]) => {
     let state = seed, seen = "", clicks = 0;
     const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
     for (;;) {
@@ -171,7 +173,7 @@ PLAYER = """async seed => {
         }
         seen = ready;
         if (ready === "ended") return clicks;
-        const legal = [...document.querySelectorAll("button.legal:not([disabled])")];
+        const legal = [...document.querySelectorAll(selector)];
         if (!legal.length) throw new Error("a turn without a legal button: " + ready);
         legal[Math.floor(next() * legal.length)].click();
         clicks += 1;
@@ -186,11 +188,11 @@ def test_a_person_plays_a_whole_match_of_every_variant(server: Server, page: Any
     match_id = _sit_down(page, server, variant, rng.randrange(seats))
     if variant == "grosstarock":  # the seat's picture: a trick in play, its legal cards lit
         seen = ""
-        while (seen := _next_turn(page, seen)) != "ended" and not page.locator("#trick .play").count():
-            legal = page.locator("button.legal:not([disabled])")
+        while (seen := _next_turn(page, seen)) != "ended" and not page.locator(".tc-now .tc-card").count():
+            legal = page.locator(LEGAL)
             legal.nth(rng.randrange(legal.count())).click()
         screenshot(page, "play")
-    assert page.evaluate(PLAYER, rng.randrange(2**31)) > 0
+    assert page.evaluate(PLAYER, [rng.randrange(2**31), LEGAL]) > 0
     assert page.locator("#end h2").text_content() == "Match over (completed)"
     assert page.locator("#replay-link").get_attribute("href") == f"/matches/{match_id}"
     server.played.append(match_id)
@@ -202,7 +204,7 @@ def test_an_illegal_click_shows_the_rule(server: Server, page: Any) -> None:
     seen = ""
     refused = 0
     while refused < 2 and (seen := _next_turn(page, seen)) != "ended":
-        illegal = page.locator("#hand button.card:not(.legal):not([disabled])")
+        illegal = page.locator(".tc-mine .tc-card.illegal")
         if illegal.count():
             before = seen
             illegal.nth(0).click()
@@ -212,10 +214,10 @@ def test_an_illegal_click_shows_the_rule(server: Server, page: Any) -> None:
             assert text.startswith("Refused: ") and "illegal" in text, text
             assert RULE.fullmatch(page.locator("#rejected code.rule").text_content()), text
             refused += 1
-        legal = page.locator("button.legal:not([disabled])")
+        legal = page.locator(LEGAL)
         legal.nth(rng.randrange(legal.count())).click()
     assert refused == 2
-    assert page.evaluate(PLAYER, 7) >= 0
+    assert page.evaluate(PLAYER, [7, LEGAL]) >= 0
 
 
 def test_at_a_phones_width_nothing_overflows(server: Server, browser: Any) -> None:
@@ -235,7 +237,7 @@ def test_at_a_phones_width_nothing_overflows(server: Server, browser: Any) -> No
                 }).map(n => n.tagName)]"""
         )
         assert layout[0] <= PHONE["width"] and not layout[1], layout
-        assert page.locator("#hand button.card").count() == 18
+        assert page.locator(".tc-mine .tc-hand .tc-card").count() == 18
     finally:
         context.close()
 
@@ -254,7 +256,7 @@ def test_only_the_seats_token_reads_and_answers(server: Server) -> None:
         assert server.call("POST", action, answer, token=token)[0] == code, token
     status, read = server.call("GET", messages, token=first["token"])
     assert status == 200 and read["messages"][0]["match_start"]["seat"] == 1
-    kinds = {"match_start", "request", "events", "rejected", "match_end"}
+    kinds = {"match_start", "request", "table", "events", "rejected", "match_end"}
     assert all(set(m) <= kinds for m in read["messages"])
     # Bad input is a clear 400, and the seat is still there.
     for bad in ({"request_id": "1", "action": {}}, {"request_id": 1, "action": {"type": 3}}, [1]):
@@ -285,7 +287,7 @@ def test_play_on_from_a_position_seats_the_person_there(server: Server, page: An
     played_on = page.url.split("/play/")[1].split("#")[0]
     _next_turn(page, "")
     assert page.locator("#title").text_content() == f"{header['variant']} · seat {seat}"
-    assert page.evaluate(PLAYER, 9) >= 0
+    assert page.evaluate(PLAYER, [9, LEGAL]) >= 0
     server.played.append(played_on)
     lines = (server.replays / f"{played_on}.jsonl").read_text().splitlines()
     again = [json.loads(x) for x in lines if x.startswith('{"type":"action"')][:9]

@@ -7,7 +7,6 @@
 
 (() => {
   const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣", T: "tarok" };
-  const CARD_TYPES = new Set(["play", "discard"]);
   const path = location.pathname.split("/").filter((x) => x);
   const $ = (id) => document.getElementById(id);
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,13 +15,6 @@
     if (code === "EX") return "Fool";
     if (code[0] === "T") return code.slice(1);
     return (SUITS[code[0]] || code[0]) + code.slice(1);
-  }
-
-  function cardNode(code, tag, attrs) {
-    const red = code[0] === "H" || code[0] === "D";
-    const tarok = code[0] === "T" || code === "EX";
-    const cls = ["card", red ? "red" : "", tarok ? "tarok" : "", (attrs && attrs.class) || ""].filter((x) => x).join(" ");
-    return el(tag || "span", Object.assign({}, attrs, { class: cls, "data-card": code, title: code }), cardText(code));
   }
 
   function actionText(a) {
@@ -34,12 +26,6 @@
     if (a.type === "announce") return "announce " + a.name.replace(/_/g, " ");
     if (a.type === "bid") return "bid " + a.name;
     return a.type;
-  }
-
-  function plain(a) {
-    const out = { type: a.type };
-    for (const key of ["card", "suit", "name"]) if (a[key]) out[key] = a[key];
-    return out;
   }
 
   // ------------------------------------------------------------------ the form
@@ -134,12 +120,13 @@
 
   // ------------------------------------------------------------------ the table
 
-  const table = { start: null, request: null, view: null, deadline: 0, rendered: 0, trick: [], sending: false };
+  // The drawn table (table.js) shows each request's table state, which the server builds from
+  // that request's view alone; the page adds the refusals, the end and a log of the events.
+  const table = { start: null, request: null, state: null, rendered: 0, sending: false, drawn: null };
 
   function seatName(seat) {
     const names = table.start ? table.start.seat_names : [];
-    const name = names[seat] || "seat " + seat;
-    return table.start && seat === table.start.seat && name !== "you" ? name + " (you)" : name;
+    return names[seat] || "seat " + seat;
   }
 
   function ready(value) {
@@ -150,19 +137,16 @@
   function log(text) {
     const list = $("log");
     list.append(el("li", {}, text));
-    list.scrollTop = list.scrollHeight;
   }
 
   function onEvent(event) {
     const deal = event.deal;
     if (event.deal_started) {
-      table.trick = [];
       $("log").replaceChildren();
       log(`deal ${deal}: ${seatName(event.deal_started.dealer)} deals`);
     } else if (event.action_taken) {
       const { seat, action } = event.action_taken;
       log(`${seatName(seat)}: ${action.type === "discard" ? "discard" : actionText(action)}`);
-      if (action.type === "play") table.trick.push({ seat, card: action.card });
     } else if (event.trick_completed) {
       log(`${seatName(event.trick_completed.winner)} wins trick ${event.trick_completed.number}`);
     } else if (event.fault) {
@@ -171,91 +155,27 @@
       const ended = event.deal_ended;
       log(`deal ${deal} ends${ended.annulled ? " (annulled)" : ""}: ` +
         ended.deltas.map((d, s) => `${seatName(s)} ${d >= 0 ? "+" : ""}${d}`).join(", "));
-      table.trick = [];
     }
-  }
-
-  function drawSeats(view) {
-    const count = table.start.seat_names.length;
-    const boxes = [];
-    for (let s = 0; s < count; s++) {
-      const marks = [];
-      if (s === view.dealer) marks.push("dealer");
-      if (view.declarer === s) marks.push("declarer");
-      if (view.partner === s) marks.push("partner");
-      if (view.sitting_out === s) marks.push("sits out");
-      boxes.push(el("div", { class: "seat" + (s === view.to_act ? " to-act" : ""), id: "seat-" + s },
-        el("div", { class: "name" }, seatName(s)),
-        el("div", { class: "muted" }, `${view.hand_sizes[s] ?? 0} cards · ${view.tricks_won[s] ?? 0} tricks`),
-        marks.length ? el("div", {}, ...marks.map((m) => el("span", { class: "badge" }, m))) : null));
-    }
-    $("seats").replaceChildren(...boxes);
-  }
-
-  function drawBadges(view) {
-    const badges = [el("span", { class: "badge" }, "phase: " + view.phase)];
-    if (view.contract) badges.push(el("span", { class: "badge" }, "contract: " + view.contract));
-    if (view.called) badges.push(el("span", { class: "badge" }, "called: " + cardText(view.called)));
-    for (const [pot, value] of Object.entries(view.pots_start || {})) badges.push(el("span", { class: "badge" }, `${pot} pot ${value}`));
-    for (const answer of view.round_answers || []) badges.push(el("span", { class: "badge" }, `${seatName(answer.seat)}: ${answer.round} ${answer.answer}`));
-    for (const d of view.declarations || []) badges.push(el("span", { class: "badge" }, `${seatName(d.seat)}: ${d.name.replace(/_/g, " ")}${d.suit ? " " + (SUITS[d.suit] || d.suit) : ""}`));
-    for (const a of view.announcements || []) badges.push(el("span", { class: "badge" }, `${seatName(a.seat)} announces ${a.name.replace(/_/g, " ")}`));
-    if ((view.talon || []).length) badges.push(el("span", { class: "badge" }, "talon: " + view.talon.map(cardText).join(" ")));
-    if (view.skat_public && (view.skat_public.shown || []).length) badges.push(el("span", { class: "badge" }, "laid away: " + view.skat_public.shown.map(cardText).join(" ")));
-    $("badges").replaceChildren(...badges);
-  }
-
-  function drawTrick() {
-    $("trick").replaceChildren(...table.trick.map((p) => el("span", { class: "play" }, cardNode(p.card), el("small", { class: "muted" }, seatName(p.seat)))));
   }
 
   function draw() {
-    const view = table.view;
-    if (!view || !table.start) return;
-    drawSeats(view);
-    drawBadges(view);
-    drawTrick();
-    const last = (view.tricks || [])[view.tricks.length - 1];
-    $("last").textContent = last ? `last trick (${last.number}): ` + last.cards.map((p) => cardText(p.card)).join(" ") + ` · won by ${seatName(last.winner)}` : "";
-    const request = table.request;
-    const legal = request && !table.sending ? request.legal_actions : [];
-    const byCard = new Map();
-    for (const a of legal) {
-      if (CARD_TYPES.has(a.type)) byCard.set(a.card, [...(byCard.get(a.card) || []), a]);
+    if (!table.state) return;
+    const mine = table.request !== null && !table.sending;
+    const state = Object.assign({}, table.state, { legal: mine ? table.state.legal : null });
+    if (!table.drawn) table.drawn = ArenaTable.create($("felt"), { onAction: (code) => send(code) });
+    table.drawn.draw(state);
+    if (mine) {
+      // A card that is not lit can still be clicked: the referee says which rule forbids it.
+      const verb = state.phase === "discard" ? "discard" : "play";
+      for (const card of $("felt").querySelectorAll(".tc-mine .tc-card:not(.tc-legal)")) {
+        card.classList.add("illegal");
+        card.addEventListener("click", () => send(`${verb} ${card.dataset.card}`));
+      }
     }
-    const mine = request !== null && !table.sending;
-    $("hand").replaceChildren(...view.hand.map((code) => {
-      const button = cardNode(code, "button", { type: "button", class: byCard.has(code) ? "legal" : "" });
-      button.disabled = !mine;
-      button.addEventListener("click", () => chooseCard(code, byCard.get(code)));
-      return button;
-    }));
-    $("discard").textContent = (view.skat || []).length ? "laid away: " + view.skat.map(cardText).join(" ") : "";
-    const others = legal.filter((a) => !CARD_TYPES.has(a.type));
-    $("actions").replaceChildren(...others.map((a) => actionButton(a, "")));
-    $("status").textContent = mine ? "Your turn" : table.request === null ? `Waiting for ${seatName(view.to_act)}…` : "Sent…";
+    $("status").textContent = mine ? "Your turn" : table.request === null ? "Waiting…" : "Sent…";
   }
 
-  function actionButton(action, extra) {
-    const button = el("button", { type: "button", class: ("legal " + extra).trim(), "data-action": JSON.stringify(plain(action)) }, actionText(action));
-    button.addEventListener("click", () => send(action));
-    return button;
-  }
-
-  function chooseCard(code, actions) {
-    if (!table.request || table.sending) return;
-    if (!actions) {
-      // Not among the legal actions: the referee says which rule forbids it.
-      send({ type: table.view.phase === "discard" ? "discard" : "play", card: code });
-    } else if (actions.length === 1) {
-      send(actions[0]);
-    } else {
-      $("actions").replaceChildren(...actions.map((a) => actionButton(a, "choice")));
-      ready(`${table.request.request_id}:${++table.rendered}`);
-    }
-  }
-
-  async function send(action) {
+  async function send(code) {
     const request = table.request;
     if (!request || table.sending) return;
     table.sending = true;
@@ -266,7 +186,7 @@
       const response = await fetch(`/api/play/${encodeURIComponent(path[1])}/action`, {
         method: "POST",
         headers: { authorization: "Bearer " + token(), "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ request_id: Number(request.request_id), action: plain(action) }),
+        body: JSON.stringify({ request_id: Number(request.request_id), code }),
       });
       if (!response.ok) throw new Error((await response.json()).error || response.statusText);
     } catch (error) {
@@ -277,26 +197,28 @@
     }
   }
 
+  function setDeadline(ms) {
+    const me = table.state.seats[table.start.seat];
+    if (me && me.clock) me.clock.deadline_ms = Date.now() + ms;
+  }
+
   function onMessage(message) {
     if (message.match_start) {
       table.start = message.match_start;
-      const tc = table.start.time_control;
       $("title").textContent = `${table.start.variant} · seat ${table.start.seat}`;
-      $("clock").dataset.per = tc.per_decision_ms;
     } else if (message.request) {
       const request = message.request;
       for (const event of request.events || []) onEvent(event);
       table.request = request;
-      table.view = request.view;
-      table.trick = request.view.trick.cards.map((p) => ({ seat: p.seat, card: p.card }));
+      table.state = message.table;
       table.sending = false;
-      table.deadline = performance.now() + request.time_limit_ms;
+      setDeadline(request.time_limit_ms);
       $("rejected").textContent = "";
     } else if (message.rejected) {
       const rejected = message.rejected;
       if (table.request && rejected.request_id === table.request.request_id) {
         table.sending = false;
-        table.deadline = performance.now() + rejected.time_left_ms;
+        setDeadline(rejected.time_left_ms);
         $("rejected").replaceChildren(el("strong", {}, "Refused: "), rejected.reason + " ", el("code", { class: "rule" }, rejected.rule));
       }
     } else if (message.events) {
@@ -314,32 +236,12 @@
     return new URLSearchParams(location.hash.slice(1)).get("token") || "";
   }
 
-  function minutes(ms) {
-    const seconds = Math.ceil(ms / 1000);
-    return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
-  }
-
-  function tick() {
-    const clock = $("clock");
-    if (!table.request || table.sending) {
-      clock.textContent = "";
-      return;
-    }
-    // The request's time is this decision's own and then the bank's: the clock shows both.
-    const left = Math.max(0, table.deadline - performance.now());
-    const bank = Math.min(left, table.request.bank_ms);
-    const own = left - bank;
-    clock.textContent = own > 0 ? `${minutes(own)} · bank ${minutes(bank)}` : `bank ${minutes(bank)}`;
-    clock.classList.toggle("low", left < 10000);
-  }
-
   async function play() {
     $("table").hidden = false;
     if (!token()) {
       $("status").replaceChildren(el("span", { class: "error" }, "This address has no seat token (#token=…): start a table from the Play page."));
       return;
     }
-    setInterval(tick, 250);
     let next = 0;
     for (;;) {
       let body;
