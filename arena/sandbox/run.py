@@ -32,6 +32,7 @@ SOCKET_PATH = "/run/arena/referee.sock"
 SCRATCH = "/tmp"
 """The sandbox's private writable scratch (a tmpfs of `Limits.scratch_bytes`; also ``HOME``)."""
 WATCH_INTERVAL_S = 0.05
+SHM_BYTES = 4 * MiB  # /dev/shm, beside the scratch
 # What of /etc a program needs to start: the dynamic linker's cache, the alternatives' links
 # (/usr/bin/c++ and friends), the time zone, user names. Never the whole of /etc.
 ETC_FILES = (
@@ -140,14 +141,17 @@ def _bwrap_args(
             args += ["--ro-bind", str(target), str(target)]
     for name in ETC_FILES:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(scratch_bytes), "--tmpfs", SCRATCH]
+    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm"]
+    args += ["--size", str(scratch_bytes), "--tmpfs", SCRATCH]
     if code is not None:
         args += ["--ro-bind", str(code), str(code)]
     for mount in mounts:
         args += mount.args()
     if socket is not None:
         args += ["--bind", str(socket), SOCKET_PATH]
-    args += ["--clearenv", "--chdir", cwd]
+    # bwrap's root and /dev are tmpfs of its own, writable unless made read-only: only the scratch
+    # and /dev/shm (POSIX semaphores, shared memory) are, each with a size.
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--clearenv", "--chdir", cwd]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args
