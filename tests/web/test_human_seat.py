@@ -258,6 +258,15 @@ def test_only_the_seats_token_reads_and_answers(server: Server) -> None:
     assert status == 200 and read["messages"][0]["match_start"]["seat"] == 1
     kinds = {"match_start", "request", "table", "events", "rejected", "match_end"}
     assert all(set(m) <= kinds for m in read["messages"])
+    received = read["messages"]
+    while not any("request" in m for m in received):  # a poll waits for the next message
+        more = server.call("GET", messages.replace("after=0", f"after={len(received)}"), token=first["token"])
+        received += more[1]["messages"]
+    request = next(m for m in received if "request" in m)
+    # Only the seat's own view: its hand and no other; the drawn table's state says the same.
+    assert request["request"]["view"]["seat"] == 1 and len(request["request"]["view"]["hand"]) == 25
+    assert [seat["hand"] is not None for seat in request["table"]["seats"]] == [False, True, False]
+    assert request["table"]["legal"] and request["table"]["view"] == 1
     # Bad input is a clear 400, and the seat is still there.
     for bad in ({"request_id": "1", "action": {}}, {"request_id": 1, "action": {"type": 3}}, [1]):
         status, error = server.call("POST", action, bad, token=first["token"])
