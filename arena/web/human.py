@@ -48,6 +48,10 @@ KEEP_ENDED = 200
 MAX_INVALID = 50
 """Invalid answers per decision before the fault policy acts: a person's misclicks are no bot's bug."""
 BOTS = tuple(EXAMPLES)
+ABSENT_S = 60.0
+"""A person whose page has not polled for this long has left: the seat's link goes down (the page
+polls again at once after each answer, and a poll waits at most `play.POLL_S`)."""
+CHECK_S = 5.0
 
 
 class TableError(ValueError):
@@ -64,6 +68,9 @@ class HumanLink:
         self.messages: list[dict[str, Any]] = []
         self.closed_reason = ""
         self.scores: list[int] | None = None  # the match's, as the last DealEnded said them
+        self.away = False  # the person left (no poll for a while): the seat's link is down
+        self.seen_at = trio.current_time()  # the last poll's start or end
+        self.polls = 0  # polls waiting now
         self._changed = trio.Event()
 
     def start(self) -> None:
@@ -130,10 +137,37 @@ class HumanLink:
         self.runner.deliver(self.seat, self, pb.BotMessage(action=reply))
 
     async def wait_past(self, seen: int, timeout_s: float) -> None:
-        """Until there are more than `seen` messages, the link is closed, or `timeout_s` passed."""
-        with trio.move_on_after(timeout_s):
-            while len(self.messages) <= seen and self.open:
-                await self._changed.wait()
+        """Until there are more than `seen` messages, the link is closed, or `timeout_s` passed.
+
+        A poll of a person who had left takes the seat again first (`rejoin`)."""
+        self.rejoin()
+        self.polls += 1
+        self.seen_at = trio.current_time()
+        try:
+            with trio.move_on_after(timeout_s):
+                while len(self.messages) <= seen and self.open:
+                    await self._changed.wait()
+        finally:
+            self.polls -= 1
+            self.seen_at = trio.current_time()
+
+    def absent_for(self) -> float:
+        """Seconds since the page last polled (0 while a poll waits)."""
+        return 0.0 if self.polls else trio.current_time() - self.seen_at
+
+    def leave(self) -> None:
+        """The person is gone: the seat's link goes down, as a bot's stream that broke, so the
+        referee plays for the seat after its reconnection grace instead of waiting out its clock."""
+        if self.open:
+            self.open, self.away = False, True
+            self.runner.detach(self.seat, self)
+
+    def rejoin(self) -> None:
+        """The person is back: the seat is taken again with a Hello (the referee sends its
+        MatchStart and the pending request again, and records the reconnection)."""
+        if self.away and not self.runner.done.is_set():
+            self.open, self.away = True, False
+            self.start()
 
 
 @dataclass
@@ -168,9 +202,10 @@ def time_control(per_decision_s: int, bank_s: int) -> TimeControl:
 class Tables:
     """The tables with a person at them on this server (the site's, on the trio thread)."""
 
-    def __init__(self, hub: Hub, max_tables: int = MAX_TABLES) -> None:
+    def __init__(self, hub: Hub, max_tables: int = MAX_TABLES, absent_s: float = ABSENT_S) -> None:
         self.hub = hub
         self.max_tables = max_tables
+        self.absent_s = absent_s
         self.tables: dict[str, Table] = {}
         self._ended: deque[str] = deque()
 
@@ -257,12 +292,20 @@ class Tables:
             link.start()
         table = Table(runner, seat, secrets.token_urlsafe(24), link, bots)
         self.tables[runner.match_id] = table
-        self.hub.nursery.start_soon(self._forget_when_done, table)
+        self.hub.nursery.start_soon(self._watch, table)
         log.info("table with a person", match_id=runner.match_id, seat=seat, bots=bots)
         return table
 
-    async def _forget_when_done(self, table: Table) -> None:
-        await table.runner.done.wait()
+    async def _watch(self, table: Table) -> None:
+        """Give up the seat of a person who stopped polling; forget the table some time after its end."""
+        link, done = table.link, table.runner.done
+        while link is not None and not done.is_set():
+            with trio.move_on_after(CHECK_S):
+                await done.wait()
+            if link.open and not done.is_set() and link.absent_for() > self.absent_s:
+                log.info("a person left their seat", match_id=table.match_id, seat=table.seat)
+                link.leave()
+        await done.wait()
         self._ended.append(table.match_id)
         while len(self._ended) > KEEP_ENDED:
             self.tables.pop(self._ended.popleft(), None)
