@@ -3,6 +3,7 @@
     python -m arena.research.bridge --policy mypackage.agent:act      # act(observation, mask) -> index
     python -m arena.research.bridge --openspiel ismcts --simulations 200
     arena ladder ... with a bot command "python -m arena.research.bridge --policy ..."
+    arena ladder ... with a bot "inprocess:bridge --openspiel ismcts"  # in the referee's process
 
 The bridge is a bot of the Python SDK (`arena_bot.main`): the SDK keeps the stream, the Hello,
 reconnects, the seat token (``--token``/``ARENA_TOKEN``) and the standing arena's lobby
@@ -18,6 +19,10 @@ with everything the seat was sent, its public history replayed through the OpenS
 draws its worlds from the same sampler. A decision where no world is found is played at random,
 counted and logged (`OpenSpielBot`); the search's parameters are options, its seed
 ``--seed`` or ``ARENA_BOT_SEED``.
+
+In the referee's process (``inprocess:bridge ARGUMENTS``, arena/server/inprocess.py) the same
+arguments make a `BridgeBot`, one per match, seeded with the match's ``ARENA_BOT_SEED``: the same
+agent on the same requests, without the bot process and the stream.
 """
 
 from __future__ import annotations
@@ -29,9 +34,9 @@ import os
 import random
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -277,8 +282,17 @@ def _non_negative(text: str) -> float:
     return value
 
 
-def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(
+class _Refusing(argparse.ArgumentParser):
+    """Bad arguments raise ValueError (one line) instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ValueError(message)
+
+
+def _arguments(
+    argv: list[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> tuple[argparse.Namespace, list[str]]:
+    parser = parser_class(
         prog="python -m arena.research.bridge",
         description="Play an arena seat with a policy (observation, mask -> action) or an OpenSpiel bot. "
         "Other arguments (--address, --token, --bot-token, --name, ...) go to the SDK's `main`.",
@@ -340,6 +354,61 @@ def run(argv: list[str] | None = None) -> None:
         raise SystemExit(1) from None
     with _record(args.record) as record:
         main(policy_decide(policy, record), name=f"policy-{args.policy.rpartition(':')[2]}")
+
+
+class BridgeBot(Bot):
+    """The bridge as a bot of this process: ``inprocess:bridge --policy M:F`` or ``inprocess:bridge
+    --openspiel ismcts --simulations 40`` (the bridge's own arguments; not the SDK's, which speak of
+    a connection). The in-process seat makes one per match with the match's seed (``--seed`` wins).
+    """
+
+    def __init__(self, argv: Sequence[str] = (), seed: str | None = None) -> None:
+        args = self.arguments(argv)
+        seed = args.seed if args.seed is not None else seed or ""
+        self._bot: Bot | None = None
+        self._record: IO[str] | None = None
+        if args.openspiel:
+            options = {"simulations": args.simulations, "worlds": args.worlds, "uct_c": args.uct_c}
+            self._bot = OpenSpielBot(args.openspiel, rollouts=args.rollouts, seed=seed, **options)
+            self.name, self.version = self._bot.name, self._bot.version
+            self._decide: Callable[[arena_pb2.DecisionRequest], Any] = self._bot.decide
+            return
+        policy = load_policy(args.policy, seed)
+        if args.record is not None:
+            self._record = args.record.open("a", encoding="utf-8")
+        self._decide = policy_decide(policy, self._record)
+        self.name = f"policy-{args.policy.rpartition(':')[2]}"
+
+    @staticmethod
+    def arguments(argv: Sequence[str]) -> argparse.Namespace:
+        """The bridge's arguments; ValueError (one line) for bad or unknown ones, or a policy that
+        cannot be loaded."""
+        args, rest = _arguments(list(argv), _Refusing)
+        if rest:
+            raise ValueError(f"unrecognised arguments: {' '.join(rest)} (in-process, the bridge's own only)")
+        if args.policy and args.policy != "random":
+            module_name, _, name = args.policy.partition(":")
+            try:
+                found = hasattr(importlib.import_module(module_name), name) if name else False
+            except ImportError as error:
+                raise ValueError(f"cannot load policy {args.policy!r}: {error}") from None
+            if not found:
+                raise ValueError(f"cannot load policy {args.policy!r}: expected module:function or random")
+        return args
+
+    def decide(self, request: arena_pb2.DecisionRequest) -> Any:
+        return self._decide(request)
+
+    def on_match_start(self, start: arena_pb2.MatchStart) -> None:
+        if self._bot is not None:
+            self._bot.on_match_start(start)
+
+    def on_match_end(self, end: arena_pb2.MatchEnd) -> None:
+        if self._bot is not None:
+            self._bot.on_match_end(end)
+        if self._record is not None:
+            self._record.close()
+            self._record = None
 
 
 class _record:

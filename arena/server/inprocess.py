@@ -17,10 +17,20 @@ Python's own exit status), so replays read the same in both modes. A bot that ov
 is a timeout when it returns; one that never returns blocks the referee (docs/LADDER.md says
 when in-process is the wrong choice).
 
-Specs (`inprocess:SPEC`): an example bot's name (random, heuristic, search), `MODULE` (its
-`decide`), `MODULE:ATTRIBUTE` or `PATH.py:ATTRIBUTE`. A class is instantiated for each match,
-with `seed=` (the match's ``ARENA_BOT_SEED``) when it takes one; a function is the decide hook;
-another object with `decide` is used as it is, shared by every match.
+Specs (`inprocess:SPEC [ARGUMENT ...]`): an example bot's name (random, heuristic, search),
+`bridge` (the research bridge, arena/research/bridge.py: its policies and OpenSpiel bots),
+`MODULE` (its `decide`), `MODULE:ATTRIBUTE` or `PATH.py:ATTRIBUTE`. A class is instantiated for
+each match, with `seed=` (the match's ``ARENA_BOT_SEED``) when it takes one and `argv=` (the
+arguments, split as a shell would) when there are any (its static `arguments(argv)`, if it has
+one, checks them when the spec is loaded); a function is the decide hook; another object with
+`decide` is used as it is, shared by every match.
+
+The referee's side is `MatchRunner`'s ordinary decision path; a synchronous link (this one) only
+lets it skip what waiting for a remote answer needs (`MatchRunner._answer` takes the answer from
+the seat's inbox without a wake-up, an alarm or a checkpoint; no replay flush before the request).
+A request reaches the bot as the referee encodes it for every link, as bytes (built by hand,
+cheaper than a message object), parsed here into the bot's own `ServerMessage`: the bot cannot
+reach the referee's state through it. Other messages are objects, handed over as copies.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import shlex
 import sys
 import traceback
 from collections.abc import Callable
@@ -51,6 +62,7 @@ EXAMPLES = {
     "random": ("arena_bot.random_bot:RandomBot", "random"),
     "heuristic": ("arena_bot.heuristic_bot:decide", "heuristic"),
     "search": ("arena_bot.search_bot:SearchBot", "search"),
+    "bridge": ("arena.research.bridge:BridgeBot", ""),  # needs the [rl] extra
 }
 PROTOCOL_VERSION = 1
 
@@ -101,14 +113,19 @@ class InProcessBot:
     target: Any  # a class, a function or an object with `decide`
     hello_name: str  # "" : the seat's bot name, as the SDK's `main` says without a name
     version: str
+    argv: tuple[str, ...] = ()  # the spec's arguments, for the class
+    example: bool = False  # an example bot: its Hello says `hello_name` whatever the instance says
 
     def new(self, seed: str) -> tuple[Callable[[pb.DecisionRequest], Any], Any]:
         """This match's decide hook, and the `Bot` whose `on_…` hooks are called (or None)."""
         target: Any = self.target
         if inspect.isclass(target):
             make: Any = target
-            takes_seed = "seed" in inspect.signature(make).parameters
-            target = make(seed=seed or None) if takes_seed else make()
+            parameters = inspect.signature(make).parameters
+            kwargs: dict[str, Any] = {"argv": list(self.argv)} if self.argv else {}
+            if "seed" in parameters:
+                kwargs["seed"] = seed or None
+            target = make(**kwargs)
         elif not hasattr(target, "decide"):
             return target, None  # a decide function
         from arena_bot.match import Bot
@@ -119,8 +136,13 @@ class InProcessBot:
 def load_bot(command: str, cwd: Path | None = None) -> InProcessBot:
     """Resolve `inprocess:SPEC`; InProcessError (one line) when it names no bot."""
     text = command[len(PREFIX) :].strip() if is_inprocess(command) else command.strip()
-    if not text:
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise InProcessError(f"{command!r}: {exc}") from None
+    if not words:
         raise InProcessError(f"{command!r}: name a module, MODULE:ATTRIBUTE or an example bot")
+    text, argv = words[0], tuple(words[1:])
     spec, example_name = EXAMPLES.get(text, (text, ""))
     _sdk_importable()
     module_name, _, attribute = spec.rpartition(":") if ":" in spec else (spec, "", "decide")
@@ -137,8 +159,23 @@ def load_bot(command: str, cwd: Path | None = None) -> InProcessBot:
         raise InProcessError(f"{command!r}: {attribute!r} is no bot class, bot or decide function")
     if inspect.isclass(target) and not callable(getattr(target, "decide", None)):
         raise InProcessError(f"{command!r}: the class {attribute!r} has no decide method")
+    _check_arguments(command, target, attribute, argv)
     name = example_name or _text(getattr(target, "name", ""))
-    return InProcessBot(command, target, name, _text(getattr(target, "version", "")))
+    version = _text(getattr(target, "version", ""))
+    return InProcessBot(command, target, name, version, argv, bool(example_name))
+
+
+def _check_arguments(command: str, target: Any, attribute: str, argv: tuple[str, ...]) -> None:
+    """Arguments for a class that takes them, checked by its `arguments` (none are arguments too)."""
+    takes_argv = inspect.isclass(target) and "argv" in inspect.signature(target).parameters
+    if argv and not takes_argv:
+        raise InProcessError(f"{command!r}: {attribute!r} takes no arguments (a class with argv= does)")
+    check = getattr(target, "arguments", None)
+    if takes_argv and callable(check):
+        try:
+            check(list(argv))
+        except ValueError as exc:
+            raise InProcessError(f"{command!r}: {exc}") from None
 
 
 def _text(value: object) -> str:
@@ -188,6 +225,10 @@ class InProcessLink:
         """Make the match's bot, attach to the seat and say Hello, as a bot dialling in would."""
         decide, self.hooks = self.bot.new(self.seed)
         self.session.decide, self.session.bot = decide, self.hooks
+        made = self.hooks
+        if not self.bot.example and made is not None and _text(getattr(made, "name", "")):
+            # What a bot made from its arguments calls itself, as the SDK's `main(bot)` says it.
+            self.name, self.version = made.name, _text(getattr(made, "version", "")) or self.version
         self.runner.attach(self.seat, self)
         hello = pb.Hello(bot_name=self.name, bot_version=self.version, protocol_version=PROTOCOL_VERSION)
         self.runner.deliver(self.seat, self, pb.BotMessage(hello=hello))
