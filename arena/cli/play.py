@@ -166,7 +166,7 @@ def seat_label(command: str) -> str:
     name (`python mybot.py`, `java -jar bot.jar`), else the program's (`./mybot`); of an in-process
     bot, its module's (or example's) name."""
     if command.startswith("inprocess:"):
-        module = command.removeprefix("inprocess:").split(":")[0].strip()
+        module = (command.removeprefix("inprocess:").split() or [""])[0].split(":")[0]
         return (Path(module).stem if module.endswith(".py") else module.rsplit(".", 1)[-1]) or "bot"
     try:
         words = shlex.split(command)

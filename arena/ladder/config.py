@@ -193,7 +193,7 @@ def bot_from_text(text: str, name: str | None = None, processes: str = "per-matc
     command = EXAMPLE_COMMANDS.get(text, text)
     bot = local_bot(name or text, command, {}, Path.cwd(), processes)
     if name is None and bot.inprocess:
-        spec = text.removeprefix("inprocess:").split(":")[0].strip()
+        spec = (text.removeprefix("inprocess:").split() or [""])[0].split(":")[0]
         name = (Path(spec).stem if spec.endswith(".py") else spec.rsplit(".", 1)[-1]) or "bot"
     if name is None:
         name = text if text in EXAMPLE_COMMANDS else Path(bot.argv[-1]).stem or "bot"
