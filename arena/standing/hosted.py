@@ -102,6 +102,16 @@ class HostedLink(LobbyLink):
         self.close(code, details)
 
 
+class Meter:
+    """A seat's CPU meter, set before its process exists (the match's clocks are fixed at its start)."""
+
+    def __init__(self) -> None:
+        self.process: HostedProcess | None = None
+
+    def __call__(self) -> float:
+        return 0.0 if self.process is None else self.process.cpu_seconds()
+
+
 @dataclass
 class HostedBot:
     version: VersionRecord
@@ -252,9 +262,25 @@ class HostedBots:
         hosted = self.bots.get(name)
         if hosted is None or message.WhichOneof("kind") != "seated":
             return
-        self._nursery.start_soon(self._seat, hosted, message.seated)
+        meter = Meter()
+        arena_match = self.state.matches.get(message.seated.match_id)
+        # Now, before the match starts (the replay's header names the seats on CPU clocks).
+        clock_cpu = getattr(arena_match.runner, "clock_cpu", None) if arena_match is not None else None
+        if clock_cpu is not None:
+            try:
+                clock_cpu(message.seated.seat, meter)
+            except RuntimeError as exc:
+                log.warning("a hosted seat's clock stays on wall time", error=str(exc))
+        self._nursery.start_soon(self._seat_safely, hosted, message.seated, meter)
 
-    async def _seat(self, hosted: HostedBot, seated: pb.Seated) -> None:
+    async def _seat_safely(self, hosted: HostedBot, seated: pb.Seated, meter: Meter) -> None:
+        """`_seat`; a failure is the seat's (the fault policy plays it), never the server's."""
+        try:
+            await self._seat(hosted, seated, meter)
+        except Exception:
+            log.exception("a hosted seat failed", bot=hosted.version.bot, match_id=seated.match_id)
+
+    async def _seat(self, hosted: HostedBot, seated: pb.Seated, meter: Meter) -> None:
         version = hosted.version
         env = {
             "ARENA_ADDRESS": self.runtime.address(),
@@ -283,11 +309,8 @@ class HostedBots:
             log.error("cannot start a hosted bot", bot=version.bot, version=version.version, error=str(exc))
             return
         hosted.busy[seated.match_id] = process
+        meter.process = process
         arena_match = self.state.matches.get(seated.match_id)
-        if arena_match is not None:
-            clock_cpu = getattr(arena_match.runner, "clock_cpu", None)  # the referee's CPU clocks
-            if clock_cpu is not None:
-                clock_cpu(seated.seat, process.cpu_seconds)
         log.info("hosted bot seated", bot=version.bot, version=version.version, match_id=seated.match_id)
         try:
             await self.versions_seat(seated, version)
