@@ -167,7 +167,7 @@
     if (mine) {
       // A card that is not lit can still be clicked: the referee says which rule forbids it.
       const verb = state.phase === "discard" ? "discard" : "play";
-      for (const card of $("felt").querySelectorAll(".tc-mine .tc-card:not(.tc-legal)")) {
+      for (const card of $("felt").querySelectorAll(".tc-mine [data-hand] .tc-card:not(.tc-legal)")) {
         card.classList.add("illegal");
         card.addEventListener("click", () => send(`${verb} ${card.dataset.card}`));
       }
