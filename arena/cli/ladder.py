@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import benchmark
 from .common import (
     CliError,
     add_variant_arguments,
@@ -116,6 +117,21 @@ def register(commands: Any) -> None:
     )
     standings.add_argument("db", type=Path, metavar="DB", help="the ladder's database")
     standings.add_argument("--json", action="store_true", help="one JSON object")
+    standings.add_argument(
+        "--pair", nargs=2, metavar=("A", "B"), help="the pair to decide (default: every two adjacent ranks)"
+    )
+    standings.add_argument(
+        "--alpha",
+        type=_probability,
+        default=0.05,
+        help="the test's error rate, 1 − confidence",
+    )
+    standings.add_argument(
+        "--effect", type=_effect, default=0.3, help="in standard deviations of a deal set's observation"
+    )
+    standings.add_argument(
+        "--min-deal-sets", type=positive_int, default=6, metavar="N", help="no verdict on fewer deal sets"
+    )
     standings.set_defaults(run=_cmd_standings, parser=standings)
 
     report = sub.add_parser(
@@ -226,6 +242,7 @@ def register(commands: Any) -> None:
     )
     _ray_options(ab)
     ab.set_defaults(run=_cmd_ab, parser=ab)
+    benchmark.register(sub)
 
 
 def _ray_options(parser: argparse.ArgumentParser) -> None:
@@ -315,7 +332,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise CliError(f"{database}: cannot write the database: {exc}") from None
     except OSError as exc:
         raise CliError(f"cannot run the ladder: {exc}") from None
-    _print_standings(args.db or config.database, args.json, sys.stdout)
+    _print_standings(args.db or config.database, args.json, sys.stdout, config.decide)
     if summary.interrupted:
         return 128 + (summary.stopped_by or 2)  # 130 after Ctrl-C, 143 after SIGTERM
     return 1 if summary.failed else 0
@@ -325,11 +342,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_standings(args: argparse.Namespace) -> int:
-    _print_standings(args.db, args.json, sys.stdout)
+    from ..ladder.decide import Decide
+
+    if args.min_deal_sets < 2:
+        raise CliError("--min-deal-sets: the test needs at least two deal sets")
+    pair = (args.pair[0], args.pair[1]) if args.pair else None
+    decide = Decide(pair, 1 - args.alpha, args.effect, args.min_deal_sets)
+    _print_standings(args.db, args.json, sys.stdout, decide)
     return 0
 
 
-def _print_standings(db: Path, as_json: bool, out: TextIO) -> None:
+def _print_standings(db: Path, as_json: bool, out: TextIO, decide: Any = None) -> None:
     from ..files import LADDER_DB
     from ..ladder.stats import standings
     from ..ladder.store import StoreError, connect
@@ -340,7 +363,11 @@ def _print_standings(db: Path, as_json: bool, out: TextIO) -> None:
     except StoreError as exc:
         raise CliError(str(exc)) from None
     try:
-        table = standings(conn)
+        names = {row[0] for row in conn.execute("SELECT name FROM bots")}
+        missing = [name for name in (decide.pair or ()) if name not in names] if decide else []
+        if missing:
+            raise CliError(f"--pair: no bot {missing[0]!r} in {db}")
+        table = standings(conn, decide)
     finally:
         conn.close()
     if as_json:
@@ -385,6 +412,18 @@ def format_standings(table: Any) -> str:
             entry = table.crosstable.get(a, {}).get(b)
             cells.append(f"{'·' if a == b or entry is None else _signed(entry[0]):>{cell}}")
         lines.append(f"{a:<{width}}  " + " ".join(cells))
+    if table.pairs:
+        lines += [
+            "",
+            'separated: the paired test over deal sets (docs/LADDER.md, "Ladders that stop when they know")',
+        ]
+        for p in table.pairs:
+            ci = "" if p.ci95 is None else f" ± {p.ci95:.1f}"
+            verdict = f"{p.stronger} stronger" if p.stronger else "not separated"
+            lines.append(
+                f"{p.higher} > {p.lower}: {verdict}; {p.deal_sets} deal sets, {_signed(p.diff_per_deal)}{ci} "
+                f"points per deal, LLR {p.llr:.2f} in ({p.lower_bound:.2f}, {p.upper_bound:.2f})"
+            )
     reported = [b for b in table.bots if b.hello is not None]
     if reported:
         lines += ["", "Hello: the name and version each bot's latest recorded Hello gave"]

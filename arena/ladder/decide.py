@@ -1,6 +1,7 @@
 """What a ladder must decide, and whether it has: paired tests over whole deal sets.
 
-A ladder can be told to decide a ranking (every two bots adjacent in the standings) or one pair
+A ladder can be told to decide a ranking (every two bots adjacent in the order of points per
+deal: the measure the test is on, which the ratings' order need not follow) or one pair
 (`[decide]` in the ladder file, docs/LADDER.md "Ladders that stop when they know"). For a pair
 (a, b) the observation is one per deal set: the mean, over every deal of every match of that
 deal set at a table where both sit (all seat arrangements of the same decks), of a's score
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 from ..ratings import mean_ci
 from .sprt import SPRT
+
 
 @dataclass(frozen=True)
 class Decide:

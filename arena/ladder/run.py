@@ -39,7 +39,8 @@ from .cluster import RayPlayer, cluster_player
 from .config import BotSpec, LadderConfig
 from .player import ClusterError, MatchPlayer
 from .referees import RefereePool, referee_pool
-from .schedule import ScheduledMatch, build_schedule
+from .schedule import ScheduledMatch, build_schedule, tables
+from .stats import standings
 from .store import MatchRecord, Store, StoreError, latest_ratings
 
 log = structlog.get_logger(component="ladder")
@@ -180,6 +181,7 @@ class RunSummary:
     interrupted: bool = False
     stopped_by: int = 0  # the signal that interrupted it (SIGINT or SIGTERM), for the exit status
     deals: int = 0
+    decided: bool | None = None  # with `[decide]`: whether every pair to decide is separated
     voided: int = 0  # plays not counted: a seat's bot was not there (`absent_seats`)
     fatal: StoreError | ClusterError | None = None  # what stopped the run early (a locked database, …)
 
@@ -373,7 +375,17 @@ async def _run(
 
                 # On Ray, `concurrency` matches at once on each worker.
                 concurrency = player.slots if isinstance(player, RayPlayer) else config.concurrency
-                await dispatch(pending, concurrency, lambda m: remote_bots(config, m), work)
+                exclusive = lambda m: remote_bots(config, m)  # noqa: E731
+                if config.decide is None:
+                    await dispatch(pending, concurrency, exclusive, work)
+                else:
+                    await play_until_decided(
+                        config,
+                        store,
+                        pending,
+                        lambda batch: dispatch(batch, concurrency, exclusive, work),
+                        summary,
+                    )
         except ClusterError as exc:  # the cluster cannot be had, or lost every worker
             summary.fatal = exc
         nursery.cancel_scope.cancel()
@@ -388,6 +400,44 @@ async def _run(
         seconds=round(summary.seconds, 1),
     )
     return summary
+
+
+def undecided_pairs(config: LadderConfig, store: Store) -> list[tuple[str, str]]:
+    """The pairs of `config.decide` the recorded matches do not separate yet."""
+    table = standings(store.conn, config.decide)
+    return [(p.higher, p.lower) for p in table.pairs if not p.separated]
+
+
+async def play_until_decided(
+    config: LadderConfig,
+    store: Store,
+    pending: Sequence[ScheduledMatch],
+    play: Callable[[list[ScheduledMatch]], Awaitable[None]],
+    summary: RunSummary,
+) -> None:
+    """An adaptive ladder (`[decide]`): deal set after deal set, only the tables where a pair
+    still to decide sits, until every pair is separated or the deal sets (the budget) run out.
+    What to play next depends only on what is recorded, so a resumed run goes on the same way."""
+    all_tables = tables([bot.name for bot in config.bots], config.seats)
+    left = {m.key for m in pending}  # not recorded, and within --max-matches
+    for deal_set in range(config.deal_sets):
+        undecided = undecided_pairs(config, store)
+        if not undecided or not left:
+            break
+        wanted = {t for t, at in enumerate(all_tables) if any(a in at and b in at for a, b in undecided)}
+        batch = [m for m in pending if m.deal_set == deal_set and m.table in wanted and m.key in left]
+        await play(batch)
+        left.difference_update(m.key for m in batch)
+        if summary.fatal is not None:
+            return
+    summary.decided = not undecided_pairs(config, store)
+    log.info(
+        "ladder decided" if summary.decided else "ladder undecided",
+        pairs=[
+            {"higher": p.higher, "lower": p.lower, "separated": p.separated, "deal_sets": p.deal_sets}
+            for p in standings(store.conn, config.decide).pairs
+        ],
+    )
 
 
 async def dispatch(

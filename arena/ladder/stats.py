@@ -166,7 +166,9 @@ def standings(
         "SELECT COUNT(DISTINCT match_seq || ':' || deal) FROM deals WHERE annulled = 0"
     ).fetchone()[0]
     seats = conn.execute("SELECT json_array_length(seats) FROM matches LIMIT 1").fetchone()
-    ranking = [row.name for row in rows]
+    # The pairs are adjacent by points per deal, the measure the paired test is on (the ratings'
+    # order can differ from it: OpenSkill ranks the seats of each deal, luck of the cards and all).
+    ranking = [row.name for row in sorted(rows, key=lambda b: (-b.points_per_deal, b.name))]
     per_table = arrangements_per_table(identity["seating"], seats[0]) if seats else 1
     return Standings(
         name=ladder["name"],
