@@ -58,6 +58,10 @@ def _tables(request: Request) -> Tables:
 
 
 async def _json(request: Request) -> dict[str, Any]:
+    # A form of another site can POST here too, but not as application/json (that takes a CORS
+    # preflight, which this site never allows).
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise HTTPException(415, "send the body as application/json")
     body = b""
     async for chunk in request.stream():
         body += chunk

@@ -274,6 +274,14 @@ def test_only_the_seats_token_reads_and_answers(server: Server) -> None:
     for bad in ({"variant": "chess"}, {"variant": "danish", "seat": 3}, {"variant": "danish", "bots": ["x"]}):
         status, error = server.call("POST", "/api/play", bad)
         assert status == 400 and error["error"], bad
+    # A form of another site could post text/plain that parses as JSON: refused.
+    form = urllib.request.Request(
+        server.url + "/api/play", data=json.dumps(body).encode(), headers={"content-type": "text/plain"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(form, timeout=30)
+    assert refused.value.code == 415
+    refused.value.close()
 
 
 def test_play_on_from_a_position_seats_the_person_there(server: Server, page: Any) -> None:
