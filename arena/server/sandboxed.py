@@ -51,12 +51,14 @@ def code_dirs(argv: Sequence[str]) -> list[Path]:
 @dataclass(frozen=True)
 class Sandboxing:
     """Which local bot commands run in the sandbox, and how: `commands` None means every command
-    bot (not in-process ones), else those listed. `mounts` default to `default_mounts()`."""
+    bot (not in-process ones), else those listed; `limits_of` gives some commands limits of their
+    own. `mounts` default to `default_mounts()`."""
 
     limits: Limits = Limits()  # noqa: RUF009 (frozen: one shared default is safe)
     commands: frozenset[str] | None = None
     mounts: tuple[Mount, ...] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    limits_of: Mapping[str, Limits] = field(default_factory=dict)
 
     def applies(self, command: str) -> bool:
         return self.commands is None or command in self.commands
@@ -85,7 +87,8 @@ def start_sandboxed(
     environment.update(sandboxing.env)
     environment.update(env or {})
     name = f"{runner.match_id}-seat{seat}"
-    box = start(argv, output=log_path, limits=sandboxing.limits, mounts=mounts, socket=socket,
+    limits = sandboxing.limits_of.get(command, sandboxing.limits)
+    box = start(argv, output=log_path, limits=limits, mounts=mounts, socket=socket,
                 env=environment, name=name)  # fmt: skip
     runner.clock_cpu(seat, box.cpu_seconds)
     return box
