@@ -6,8 +6,10 @@ the person's answers to `MatchRunner.deliver` as a `BotMessage`, so they are jud
 and recorded by the same code as a bot's (an illegal answer gets the referee's `ActionRejected`
 with the rule's message and id). The link keeps every message it was sent, in order, as protobuf's
 JSON mapping; the browser reads them by long polling from where it is (`wait_past`), so a reload
-or a lost connection loses nothing and the seat stays taken meanwhile (its clock runs, as a bot's
-does when its stream is down).
+or a lost connection loses nothing and the seat stays taken meanwhile (its clock runs). A page
+that stopped polling has left: `Tables` takes the link down as a broken bot stream (`leave`), so
+the referee plays for the seat after its reconnection grace, and a poll takes the seat back
+(`rejoin`: a Hello, and the referee sends its MatchStart and pending request again).
 
 `Tables` are the site's tables with a person at them: a new match against example bots in the
 referee's process (`start`), or a match played on from a recorded position (`play_on`). Each has
@@ -42,7 +44,8 @@ log = structlog.get_logger()
 HUMAN_NAME = "human"
 """What a person's seat says in its Hello (and so in the replay's `hello` line)."""
 MAX_TABLES = 16
-"""Tables with a person at them running at once on this server; more are refused (503)."""
+"""Tables the site started (a person's, or a play-on's bots alone) running at once on this server;
+more are refused (503)."""
 KEEP_ENDED = 200
 """Ended tables kept so that their pages can still read the last messages."""
 MAX_INVALID = 50
@@ -274,8 +277,7 @@ class Tables:
             chosen[s] = bot
         names = tuple(name if s == seat else f"{chosen[s]}-{s}" for s in range(seats))
         config = play_on_config(replay, deal, names, clock, MAX_INVALID)
-        if seat is not None:
-            self._check_room()
+        self._check_room()
 
         def make(match_id: str, config: MatchConfig, replay_dir: Path) -> MatchRunner:
             return PlayOnRunner(match_id, config, replay_dir, replay, deal, step)
