@@ -1,0 +1,240 @@
+"""Submitted bots end to end, through real processes (docs/SUBMIT.md): the Python, Node and C++
+example bots submitted with `arena bot submit`, built and tested in the sandbox by two `arena serve
+--hosted` servers sharing one PostgreSQL, active, and playing rated matches on both servers; a new
+version replacing the old between matches without losing a result; a build that never ends
+stopped with a named reason. The C++ build is the slow part: it happens once per module."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import trio
+from support import arena, free_port
+from support.submissions import HostedServer, example_submissions, query, wait_for
+
+from arena.sandbox import Limits, unavailable
+from arena.standing.store import Store
+from arena.standing.versions import Versions
+from arena.submissions.accept import Builder
+from arena.submissions.archive import ArchiveError, from_bytes, read_submission
+from arena.submissions.build import Toolchain
+from arena.submissions.manifest import ManifestError
+from arena.submissions.processes import RuntimeConfig
+
+LANGUAGES = ("python", "node", "cpp")
+
+
+def need_sandbox() -> None:
+    why = unavailable()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"sandboxes cannot run here: {why}")
+        pytest.skip(f"sandboxes cannot run here: {why}")
+
+
+@pytest.fixture(scope="module")
+def database(postgres_server: Any) -> Iterator[str]:
+    name = f"arena_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_server.url("postgres"), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield postgres_server.url(name)
+    finally:
+        with psycopg.connect(postgres_server.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def hosted(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Two hosted servers on one PostgreSQL, the three example bots registered and submitted."""
+    need_sandbox()
+    directory = tmp_path_factory.mktemp("hosted")
+    store = Store(database)
+    tokens = {lang: store.register_bot(f"hosted-{lang}", ["grosstarock"])[1] for lang in LANGUAGES}
+    store.close()
+    servers = [HostedServer(directory / f"server{i}", database, free_port()) for i in range(2)]
+    try:
+        for server in servers:
+            server.start()
+        submissions = example_submissions(directory / "submissions")
+        submitted = {}
+        for lang in LANGUAGES:
+            result = arena("bot", "submit", submissions[lang], "--token", tokens[lang], "--store", database)
+            submitted[lang] = result
+        yield {
+            "url": database,
+            "tokens": tokens,
+            "servers": servers,
+            "submitted": submitted,
+            "dirs": submissions,
+        }
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def states(url: str) -> dict[tuple[str, int], str]:
+    return {
+        (bot, int(v)): state for bot, v, state in query(url, "SELECT bot, version, state FROM bot_versions")
+    }
+
+
+def finished_matches(url: str) -> list[tuple[str, str, list[str]]]:
+    """(match_id, server_id, bots by seat) of every finished match."""
+    rows = query(
+        url,
+        "SELECT m.match_id, m.server_id, s.bot FROM matches m JOIN match_seats s ON s.match_id = m.match_id "
+        "WHERE m.state = 'finished' ORDER BY m.match_id, s.seat",
+    )
+    out: dict[str, tuple[str, list[str]]] = {}
+    for match_id, server_id, bot in rows:
+        out.setdefault(match_id, (server_id, []))[1].append(bot)
+    return [(m, server, bots) for m, (server, bots) in out.items()]
+
+
+def test_examples_are_built_tested_active_and_rated_on_two_servers(hosted: dict[str, Any]) -> None:
+    url, tokens = hosted["url"], hosted["tokens"]
+    for lang in LANGUAGES:
+        result = hosted["submitted"][lang]
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == f"hosted-{lang} version 1: building"
+    again = arena("bot", "submit", hosted["dirs"]["python"], "--token", tokens["python"], "--store", url)
+    assert (
+        again.stdout.strip() == "hosted-python version 1: building (the same code)"
+        or "the same code" in again.stdout
+    )
+
+    wanted = {(f"hosted-{lang}", 1) for lang in LANGUAGES}
+
+    def all_settled() -> bool:
+        now = states(url)
+        return all(now.get(key) in ("active", "rejected") for key in wanted)
+
+    wait_for(all_settled, 240, "the three versions to be built and tested")
+    listed = arena("bot", "versions", "--token", tokens["cpp"], "--store", url, "--json")
+    assert listed.returncode == 0, listed.stderr
+    [cpp] = json.loads(listed.stdout)["versions"]
+    assert (cpp["state"], cpp["language"], cpp["reason"]) == ("active", "cpp", "")
+    for lang in LANGUAGES:
+        report = json.loads(
+            arena("bot", "report", "1", "--token", tokens[lang], "--store", url, "--json").stdout
+        )
+        assert report["state"] == "active", report["report"][-3000:]
+        assert "21 cases: 21 passed, 0 failed" in report["report"]
+    # Each version was built once, by one of the servers.
+    builds = [e for server in hosted["servers"] for e in server.event("building")]
+    assert Counter((e["bot"], e["version"]) for e in builds) == Counter(wanted)
+
+    # Rated matches of the three hosted bots, on both servers.
+    def played_on_both() -> list[Any]:
+        matches = finished_matches(url)
+        return matches if len({server for _m, server, _b in matches}) == 2 else []
+
+    matches = wait_for(played_on_both, 90, "finished matches on both servers")
+    assert all(sorted(bots) == [f"hosted-{lang}" for lang in sorted(LANGUAGES)] for _m, _s, bots in matches)
+    seats = query(url, "SELECT match_id, bot, version FROM hosted_seats")
+    recorded = {(m, bot): v for m, bot, v in seats}
+    for match_id, _server, bots in matches:
+        assert all(recorded.get((match_id, bot)) == 1 for bot in bots), (match_id, seats)
+    standings = arena("standings", "--store", url, "--json")
+    rated = {s["bot"] for s in json.loads(standings.stdout)["standings"]}
+    assert rated == {f"hosted-{lang}" for lang in LANGUAGES}
+
+
+def test_a_new_version_replaces_the_old_between_matches(hosted: dict[str, Any], tmp_path: Path) -> None:
+    url, tokens = hosted["url"], hosted["tokens"]
+    wait_for(lambda: states(url).get(("hosted-python", 1)) == "active", 240, "version 1 of the Python bot")
+    newer = tmp_path / "python2"
+    newer.mkdir()
+    for path in hosted["dirs"]["python"].iterdir():
+        (newer / path.name).write_bytes(path.read_bytes())
+    (newer / "bot.py").write_text("# version 2\nfrom arena_bot.random_bot import run\n\nrun()\n")
+    result = arena("bot", "submit", newer, "--token", tokens["python"], "--store", url)
+    assert result.stdout.strip() == "hosted-python version 2: building", result.stderr
+    wait_for(lambda: states(url).get(("hosted-python", 2)) == "active", 120, "version 2 to be active")
+    assert states(url)[("hosted-python", 1)] == "retired"
+
+    def played_by_v2() -> bool:
+        finished = {m for m, _s, _b in finished_matches(url)}
+        rows = query(url, "SELECT match_id FROM hosted_seats WHERE bot = 'hosted-python' AND version = 2")
+        return any(m in finished for (m,) in rows)
+
+    wait_for(played_by_v2, 60, "a finished match of version 2")
+    replaced = [e for server in hosted["servers"] for e in server.event("a new version replaces the old")]
+    assert {(e["old"], e["new"]) for e in replaced} == {(1, 2)}
+    # No result lost: no match aborted, and every bot's rating counts each of its finished matches.
+    assert query(url, "SELECT COUNT(*) FROM matches WHERE state = 'aborted'") == [(0,)]
+    per_bot = Counter(bot for _m, _s, bots in finished_matches(url) for bot in bots)
+    rated = dict(query(url, "SELECT bot, matches FROM ratings WHERE variant = 'grosstarock'"))
+    assert all(rated[bot] >= count - 0 for bot, count in per_bot.items())  # the next ones may be recording
+    assert per_bot["hosted-python"] > 0
+
+
+# A C++ source whose compilation takes minutes: a constant expression of some 10^10 steps, each loop
+# under the compiler's own loop limit.
+ENDLESS_CPP = """\
+constexpr long spin() {
+  long total = 0;
+  for (long i = 0; i < 200000; ++i)
+    for (long j = 0; j < 200000; ++j) total += i ^ j;
+  return total;
+}
+static_assert(spin() != 1);
+int main() { return 0; }
+"""
+
+
+def test_a_build_that_never_ends_is_stopped_with_a_named_reason(tmp_path: Path) -> None:
+    need_sandbox()
+    source = tmp_path / "endless"
+    source.mkdir()
+    (source / "arena-bot.toml").write_text('language = "cpp"\nentry = "endless"\n')
+    (source / "bot.cpp").write_text(ENDLESS_CPP)
+    store = Store(str(tmp_path / "arena.db"))
+    _bot, token = store.register_bot("endless")
+    store.close()
+    submitted = arena("bot", "submit", source, "--token", token, "--store", tmp_path / "arena.db")
+    assert submitted.returncode == 0, submitted.stderr
+    store = Store(str(tmp_path / "arena.db"))
+    try:
+        limits = Limits(memory_bytes=512 * 1024 * 1024, pids=32, scratch_bytes=64 * 1024 * 1024, wall_s=3.0)
+        prebuilt = Path(__file__).resolve().parents[2] / "clients" / "cpp" / "build"
+        toolchain = Toolchain(limits=limits, cpp_sdk=prebuilt if prebuilt.is_dir() else Path())
+        builder = Builder(Versions(store), RuntimeConfig(tmp_path / "work", toolchain), "test")
+        assert trio.run(builder.one)
+    finally:
+        store.close()
+    listed = arena("bot", "versions", "--token", token, "--store", tmp_path / "arena.db", "--json")
+    [version] = json.loads(listed.stdout)["versions"]
+    assert version["state"] == "rejected"
+    assert version["reason"] == "build: wall time: still running after 3 s of wall time"
+
+
+def test_a_submission_is_content_addressed_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    bots = example_submissions(tmp_path / "bots")
+    from_dir = read_submission(bots["python"])
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w:gz") as tar:
+        tar.add(bots["python"], arcname=".")
+    assert from_bytes(packed.getvalue()).digest == from_dir.digest  # the same code, however sent
+    (bots["python"] / "bot.py").write_text("from arena_bot.random_bot import run\nrun()\n")
+    assert read_submission(bots["python"]).digest != from_dir.digest
+    (bots["python"] / "arena-bot.toml").write_text('language = "rust"\nentry = "bot.py"\n')
+    with pytest.raises(ManifestError, match="language must be one of python, node, cpp, exe"):
+        read_submission(bots["python"])
+    (bots["node"] / "arena-bot.toml").write_text('language = "node"\nentry = "missing.js"\n')
+    with pytest.raises(ManifestError, match=r"entry 'missing\.js' is not in the submission"):
+        read_submission(bots["node"])
+    (bots["cpp"] / "link").symlink_to("/etc/passwd")
+    with pytest.raises(ArchiveError, match="symbolic links are not allowed"):
+        read_submission(bots["cpp"])
