@@ -246,7 +246,35 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("-a", default="search", metavar="A")
     bench.add_argument("-b", default="heuristic", metavar="B")
     bench.set_defaults(run=_cmd_bench_luck, parser=bench)
+
+    bench = targets.add_parser(
+        "decide",
+        help="the adaptive ladder against the fixed schedule: deals to decide search > heuristic > random",
+        description="Plays a fixed ladder and an adaptive one ([decide]) of the search, heuristic and random "
+        "bots on the same deal sets, and prints the deals each played and when each way of judging the "
+        "fixed ladder separates both pairs (benchmarks/decide.py).",
+    )
+    bench.add_argument("--dir", type=Path, required=True, metavar="DIR", help="the ladders (reused if there)")
+    bench.add_argument("--deal-sets", type=positive_int, default=16, metavar="N", help="the fixed ladder's")
+    bench.add_argument("--seed", type=int, default=18, metavar="S")
+    bench.add_argument("--iterations", type=positive_int, default=5, metavar="N", help="the search bot's")
+    bench.add_argument("--confidence", type=float, default=0.95, metavar="P")
+    bench.add_argument(
+        "--effect", type=float, default=0.3, metavar="E", help="in sd of a deal set's observation"
+    )
+    bench.add_argument("--min-deal-sets", type=positive_int, default=6, metavar="N")
+    bench.set_defaults(run=_cmd_bench_decide, parser=bench)
     return parser
+
+
+def _cmd_bench_decide(args: argparse.Namespace) -> int:
+    from arena.ladder.decide import Decide
+
+    from .decide import run
+
+    decide = Decide(None, args.confidence, args.effect, args.min_deal_sets)
+    print(json.dumps(run(args.dir, args.deal_sets, args.seed, args.iterations, decide), indent=1))
+    return 0
 
 
 def _cmd_bench_luck(args: argparse.Namespace) -> int:
