@@ -358,8 +358,8 @@ def _status(public: Mapping[str, Any], names: Sequence[str]) -> str:
         result = public.get("result")
         return "the deal was annulled" if result and result.get("annulled") else "the deal is over"
     text = PHASE_NAMES.get(phase, phase)
-    if phase in ("play", "announce"):
-        text += f" · trick {public.get('trick_number', 0)}"
+    if phase in ("play", "announce") and public.get("trick_number", 0) > 0:
+        text += f" · trick {public['trick_number']}"
     to_act = public.get("to_act")
     if to_act is not None:
         who = names[to_act] if to_act < len(names) else f"seat {to_act}"

@@ -27,6 +27,7 @@ import pytest
 import trio
 from support import BOTS
 from support.browser import Browser, csp_problems
+from support.table import LAYOUT
 
 from arena.engine import DealState, find_variant
 from arena.referee.runner import MatchConfig
@@ -322,3 +323,29 @@ def test_a_violation_of_the_policy_is_caught(chromium: Browser, tmp_path: Path) 
     assert any("script-src" in p for p in problems) and any("style-src" in p for p in problems), problems
     assert chromium.js("window.injected === undefined") is True
     assert chromium.js("document.querySelectorAll('#table .tc-seat').length") == 3
+
+
+def test_every_variant_is_drawn_and_fits_a_phone(browser: Browser, tmp_path: Path) -> None:
+    """Each sample (every variant) at a phone's width, every hand and one seat's view: the table
+    draws its seats and cards, and nothing reaches outside the screen (the timeline scrolls)."""
+    phone = {"width": 375, "height": 740, "deviceScaleFactor": 2, "mobile": True}
+    browser.call("Emulation.setDeviceMetricsOverride", phone, session=True)
+    try:
+        for sample in sorted(SAMPLES_DIR.glob("*.jsonl")):
+            replay = verify_replay(sample, collect=True)
+            assert replay.variant is not None
+            page = tmp_path / f"{sample.stem}.html"
+            page.write_text(render_html(replay))
+            for view in ("all", "1"):
+                browser.open(f"{page.as_uri()}#deal=0&step=12&seat={view}")
+                where = (sample.stem, view)
+                assert browser.js("document.querySelectorAll('#table .tc-seat').length") == replay.seats, (
+                    where
+                )
+                state = state_before(replay, 0, 12)
+                mine = sorted(cards_on_page(browser, hand(1)))
+                assert mine == sorted(str(c) for c in state.hands[1]), where
+                layout = browser.js(f"({LAYOUT})()")
+                assert layout["scrollWidth"] <= phone["width"] and not layout["outside"], (where, layout)
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride", {}, session=True)

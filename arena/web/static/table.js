@@ -63,7 +63,7 @@ const ArenaTable = (() => {
     function tick() {
       for (const clock of root.querySelectorAll(".tc-clock[data-deadline]")) {
         const left = +clock.dataset.deadline - Date.now();
-        clock.textContent = "⏱ " + seconds(left);
+        clock.textContent = seconds(left) + " left";
         clock.classList.toggle("tc-low", left < 3000);
       }
     }
@@ -90,8 +90,8 @@ const ArenaTable = (() => {
       if (seat.clock) {
         const c = seat.clock;
         if (c.deadline_ms && seat.acting) {
-          box.append(h("div", { class: "tc-clock", "data-deadline": c.deadline_ms }, ""));
-        } else if (c.bank_ms !== null && c.bank_ms !== undefined) {
+          box.append(h("div", { class: "tc-clock", "data-deadline": c.deadline_ms, title: "time left for this decision" }, ""));
+        } else if (c.bank_ms) {
           box.append(h("div", { class: "tc-clock tc-still" }, "bank " + seconds(c.bank_ms)));
         }
       }
@@ -215,6 +215,10 @@ const ArenaTable = (() => {
         felt.append(seatBox(seat, where, where === "bottom" && seat.hand !== null && typeof state.view === "number"));
       }
       felt.append(center());
+      // Where the drawn position is, for whoever reads the page (a test compares it with the replay).
+      root.dataset.variant = state.variant;
+      root.dataset.deal = state.deal === null ? "" : String(state.deal);
+      root.dataset.step = state.step === null ? "" : String(state.step);
       const parts = [felt];
       const me = state.seats[bottom];
       if (typeof state.view === "number" && me) parts.push(mine(me));
