@@ -1,12 +1,13 @@
 """What the referee writes to a match's replay log besides `ReplayWriter` itself: the `action`
-line of a decision without a fault, encoded by hand (it is written once per decision), and the
-one flusher task that flushes the logs of every match of a trio run.
+line of a decision without a fault, encoded by hand (it is written once per decision), the
+completion of a log, and the one flusher task that flushes the logs of every match of a trio run.
 """
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
+from pathlib import Path
 
 import structlog
 import trio
@@ -34,6 +35,19 @@ def action_line(deal: int, step: int, seat: int, action: Action, think_ms: int, 
 def latency_fields(rtt_ms: int | None, allowance_ms: int) -> str:
     """An action line's `rtt_ms` and `allowance_ms`, as `ReplayWriter.write` encodes them."""
     return f',"rtt_ms":{"null" if rtt_ms is None else rtt_ms},"allowance_ms":{allowance_ms}'
+
+
+async def complete_replay(writer: ReplayWriter, in_thread: bool) -> Path:
+    """Complete the log (`ReplayWriter.complete`: flush, fsync, rename); with `in_thread`, in a
+    worker thread, so that the other matches of this trio play on while the disk syncs. Only for
+    a match no bot can send to meanwhile (every seat's link synchronous): a message arriving then
+    would be judged after its `match_end` line."""
+    if not in_thread:
+        return writer.complete()
+    writer.flush()  # here: the flusher finds nothing left to write while the thread syncs
+    with trio.CancelScope(shield=True):  # a stopping server still keeps the result
+        path = await trio.to_thread.run_sync(writer.complete)
+    return path
 
 
 class ReplayFlusher:

@@ -53,7 +53,7 @@ from ..replay.log import (
 )
 from ..v1 import arena_pb2 as pb
 from .cpuclock import CpuClock, CpuMeter, cpu_clock_header, late_detail
-from .record import action_line, latency_fields, replay_flusher
+from .record import action_line, complete_replay, latency_fields, replay_flusher
 from .seat import (
     ALARM,
     Alarm,
@@ -305,7 +305,8 @@ class MatchRunner(LinkHost):
                     "faults": {s.index: len(s.faults) for s in self.seats},
                 }
             )
-            self.replay_path = replay = self._writer.complete()
+            synchronous = all(getattr(seat.link, "synchronous", False) for seat in self.seats)
+            self.replay_path = replay = await complete_replay(self._writer, synchronous)
             self.state = MatchState.FINISHED
             if self.before_end is not None:
                 with trio.CancelScope(shield=True):  # a stopping server still keeps the result
@@ -313,9 +314,7 @@ class MatchRunner(LinkHost):
                         await self.before_end()
                     except Exception:
                         self.log.exception("the match's end could not be made durable")
-            end = pb.MatchEnd(
-                scores=self.match.scores, termination=self.termination, replay=replay.name
-            )
+            end = pb.MatchEnd(scores=self.match.scores, termination=self.termination, replay=replay.name)
             for seat in self.seats:
                 seat.flush_events()
                 seat.send(pb.ServerMessage(match_end=end))
