@@ -228,7 +228,7 @@ def test_every_variant_live_shows_only_public_cards_and_fits_a_phone(browser: An
         context.close()
         for reader in readers:
             reader.join(30)
-    for runner, events, pages in zip(live.runners, streams, drawn, strict=True):
+    for runner, events, snapshots in zip(live.runners, streams, drawn, strict=True):
         replay = verify_replay(live.replay_dir / f"{runner.match_id}.jsonl.part", collect=True)
         assert replay.problem is None, replay.problem
         tables = [data for kind, data in events if kind == "table"]
@@ -241,7 +241,7 @@ def test_every_variant_live_shows_only_public_cards_and_fits_a_phone(browser: An
                 taken = event.get("action_taken")
                 if taken and taken["action"]["card"]:
                     assert taken["action"]["type"] in ("play", "call"), event
-        for seen in pages:
+        for seen in snapshots:
             state = _state_at(replay, seen["deal"], seen["step"])
             public = public_cards(state)
             assert set(seen["cards"]) <= public, (
