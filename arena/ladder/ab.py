@@ -17,6 +17,7 @@ import signal
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from ..engine import Variant
 from ..ratings import mean_ci
 from ..referee.runner import MatchConfig
 from ..referee.seat import TimeControl
+from ..replay.summary import DealRow
 from .cluster import RayPlayer
 from .config import BotSpec
 from .player import ClusterError
@@ -129,11 +131,22 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
-def observations(set_matches: list[MatchRecord], a: str, b: str) -> list[float]:
-    """One deal set's observations: per deck, A's points minus B's in the same seat, averaged
+# A seat's score in one deal of a played match (by default its game points): the seam for
+# scores with the luck taken out.
+DealScore = Callable[[MatchRecord, DealRow, int], float]
+
+
+def deal_points(match: MatchRecord, deal: DealRow, seat: int) -> float:
+    return float(deal.points[seat])
+
+
+def observations(
+    set_matches: list[MatchRecord], a: str, b: str, score: DealScore = deal_points
+) -> list[float]:
+    """One deal set's observations: per deck, A's score minus B's in the same seat, averaged
     over the arrangements in which both deals were played (not annulled, not sat out)."""
     by_key = {p.key: p for p in set_matches}
-    diffs: dict[int, list[int]] = defaultdict(list)
+    diffs: dict[int, list[float]] = defaultdict(list)
     for played in set_matches:
         bots = tuple(played.seats)
         if a not in bots:
@@ -150,7 +163,7 @@ def observations(set_matches: list[MatchRecord], a: str, b: str) -> list[float]:
                 or not (deal.active[seat] and other.active[seat])
             ):
                 continue
-            diffs[deal.deal].append(deal.points[seat] - other.points[seat])
+            diffs[deal.deal].append(score(played, deal, seat) - score(twin, other, seat))
     return [sum(values) / len(values) for _, values in sorted(diffs.items())]
 
 
@@ -166,9 +179,15 @@ def schedule_ab(config: ABConfig, a: str, b: str, others: list[str]) -> list[Sch
     return result
 
 
-async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptions | None = None) -> ABResult:
+async def run_ab(
+    config: ABConfig,
+    replay_dir: Path | None = None,
+    ray: RayOptions | None = None,
+    score: DealScore = deal_points,
+) -> ABResult:
     """The A/B test of the module docstring, played here or, with `ray`, on a Ray cluster
-    (the bots' commands must then exist on its workers: nothing is shipped to them)."""
+    (the bots' commands must then exist on its workers: nothing is shipped to them); `score`
+    gives each seat's score in a deal (game points unless told)."""
     bots = unique_names([config.a, config.b, *config.against])
     a, b = bots[0].name, bots[1].name
     others = [bot.name for bot in bots[2:]]
@@ -227,7 +246,7 @@ async def run_ab(config: ABConfig, replay_dir: Path | None = None, ray: RayOptio
                 # Deal sets enter the test in order, whatever order their matches end in.
                 while len(finished_sets.get(state["next"], ())) == per_set:
                     done = finished_sets.pop(state["next"])
-                    xs.extend(observations(done, a, b))
+                    xs.extend(observations(done, a, b, score))
                     state["next"] += 1
                     decision = test.decide(xs)
                     log.info(
