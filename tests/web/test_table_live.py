@@ -241,13 +241,13 @@ def test_every_variant_live_shows_only_public_cards_and_fits_a_phone(browser: An
                 taken = event.get("action_taken")
                 if taken and taken["action"]["card"]:
                     assert taken["action"]["type"] in ("play", "call"), event
-        for seen in snapshots:
-            state = _state_at(replay, seen["deal"], seen["step"])
+        for snapshot in snapshots:
+            state = _state_at(replay, snapshot["deal"], snapshot["step"])
             public = public_cards(state)
-            assert set(seen["cards"]) <= public, (
+            assert set(snapshot["cards"]) <= public, (
                 runner.config.variant.name,
-                sorted(set(seen["cards"]) - public),
+                sorted(set(snapshot["cards"]) - public),
             )
-            assert text_cards(seen["text"]) <= public, runner.config.variant.name
-            layout = seen["layout"]
+            assert text_cards(snapshot["text"]) <= public, runner.config.variant.name
+            layout = snapshot["layout"]
             assert layout["scrollWidth"] <= PHONE["width"] and not layout["outside"], layout
