@@ -92,6 +92,8 @@ class Standing:
     # The name and version in the bot's latest recorded Hello (any variant); None: none recorded.
     hello_name: str | None = None
     hello_version: str | None = None
+    # The submitted version the arena played the bot's latest recorded match with; None: dialled in.
+    hosted_version: int | None = None
 
     @property
     def rating(self) -> float:
@@ -123,5 +125,6 @@ class Standing:
             "state": self.state,
             "hello_name": self.hello_name,
             "hello_version": self.hello_version,
+            "hosted_version": self.hosted_version,
             "recent": [vars(m) for m in self.recent],
         }

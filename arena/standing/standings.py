@@ -38,6 +38,7 @@ def read_standings(db: Any, variant: str = "", recent: int = 5) -> list[Standing
     for standing in table:
         standing.recent = _recent(db, standing.bot, standing.variant, recent)
         standing.hello_name, standing.hello_version = _hello(db, standing.bot)
+        standing.hosted_version = _hosted(db, standing.bot)
     table.sort(key=lambda s: (s.variant, -s.rating, s.bot))
     return table
 
@@ -52,6 +53,17 @@ def _hello(db: Any, bot: str) -> tuple[str | None, str | None]:
         (bot,),
     ).fetchone()
     return (row[0], row[1]) if row is not None else (None, None)
+
+
+def _hosted(db: Any, bot: str) -> int | None:
+    """The submitted version that played the bot's latest recorded match, if the arena hosted it."""
+    row = db.execute(
+        "SELECT h.version FROM match_seats s JOIN matches m ON m.match_id = s.match_id "
+        "LEFT JOIN hosted_seats h ON h.match_id = s.match_id AND h.seat = s.seat "
+        "WHERE s.bot = ? AND m.state = 'finished' ORDER BY m.finished_ms DESC, m.match_id DESC LIMIT 1",
+        (bot,),
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
 
 
 def _recent(db: Any, bot: str, variant: str, limit: int) -> list[RecentMatch]:

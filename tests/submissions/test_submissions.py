@@ -147,8 +147,10 @@ def test_examples_are_built_tested_active_and_rated_on_two_servers(hosted: dict[
     for match_id, _server, bots in matches:
         assert all(recorded.get((match_id, bot)) == 1 for bot in bots), (match_id, seats)
     standings = arena("standings", "--store", url, "--json")
-    rated = {s["bot"] for s in json.loads(standings.stdout)["standings"]}
-    assert rated == {f"hosted-{lang}" for lang in LANGUAGES}
+    rated = {s["bot"]: s["hosted_version"] for s in json.loads(standings.stdout)["standings"]}
+    assert rated == {f"hosted-{lang}": 1 for lang in LANGUAGES}
+    table = arena("standings", "--store", url).stdout
+    assert all(f"hosted-{lang}" in table for lang in LANGUAGES) and "hosted, version 1" in table
 
 
 def test_a_new_version_replaces_the_old_between_matches(hosted: dict[str, Any], tmp_path: Path) -> None:
