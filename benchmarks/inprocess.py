@@ -8,9 +8,12 @@ In one run, alternating sides where they are compared:
    (`benchmarks.ladder.recorded_rate`), and the ratio;
 2. three in-process random bots on one referee (one core) against the engine's own random play
    (`benchmarks.engine.bench_engine`, one core): deals per second, and the ratio;
-3. where an in-process deal's time goes: one match of the random bots under cProfile, its time
-   split into the engine, building requests, the bot (parsing the request included), the
-   referee's bookkeeping (the runner, seats, trio) and the replay writer.
+3. where an in-process deal's time goes: one match of the random bots (a `MatchRunner` and its
+   in-process seats, no server), timed, then played again under cProfile, whose split of the time
+   into the engine, building requests, the bot (parsing the request and the SDK's logic
+   included), the referee's bookkeeping (the runner, seats, trio) and the replay writer is
+   applied to the timed run's milliseconds per deal (cProfile slows small calls the most, so the
+   split is an estimate).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import cProfile
 import dataclasses
 import pstats
 import tempfile
+import time
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,9 +32,9 @@ import trio
 from arena.engine import find_variant
 from arena.ladder.config import BotSpec, LadderConfig
 from arena.ladder.run import run_ladder
-from arena.referee.runner import MatchConfig
+from arena.referee.runner import MatchConfig, MatchRunner
 from arena.referee.seat import TimeControl
-from arena.server.local import play_match
+from arena.server.inprocess import load_bot, seat_inprocess
 
 from .common import rate, ratio
 from .engine import bench_engine
@@ -45,7 +49,7 @@ RANDOMS = (
 
 # Where a profiled function's time is counted (the first part of its key that matches), else "referee".
 PARTS = (
-    ("bot", ("arena_bot", "inprocess.py", "FromString", "google/protobuf", "CopyFrom", "ByteSize")),
+    ("bot", ("arena_bot", "inprocess.py", "FromString", "CopyFrom", "random.py", "_random")),
     ("request building", ("arena/protocol", "arena.protocol", "ViewEncoder", "request_message")),
     ("replay writer", ("arena/replay", "arena.replay", "record.py", "json", "write", "flush")),
     ("engine", ("arena/engine", "arena.engine", "arena/engine", "DealState", "Match")),
@@ -71,8 +75,8 @@ def deals_per_s(config: LadderConfig) -> float:
     return recorded_rate(config.database, config.concurrency)[0]
 
 
-def where_time_goes(deals: int) -> dict[str, float]:
-    """Milliseconds per deal of one in-process match of random bots, by part (PARTS)."""
+async def play_random(deals: int, replay_dir: Path, profile: cProfile.Profile | None = None) -> float:
+    """Seconds of one match of three in-process random bots (the match alone: no server)."""
     config = MatchConfig(
         find_variant("grosstarock"),
         deals=deals,
@@ -80,18 +84,35 @@ def where_time_goes(deals: int) -> dict[str, float]:
         seat_names=("a", "b", "c"),
         time_control=TimeControl(per_decision_ms=10_000, bank_ms=0),
     )
-    with tempfile.TemporaryDirectory(prefix="arena-bench-inprocess-") as tmp:
-        profile = cProfile.Profile()
+    runner = MatchRunner(f"bench{deals}{profile is not None:d}", config, replay_dir)
+    bot = load_bot("inprocess:random")
+    for seat in range(3):
+        seat_inprocess(runner, seat, bot, f"bench:{seat}")
+    start = time.perf_counter()
+    if profile is not None:
         profile.enable()
-        trio.run(play_match, config, ["inprocess:random"] * 3, Path(tmp))
+    await runner.run()
+    if profile is not None:
         profile.disable()
+    return time.perf_counter() - start
+
+
+def where_time_goes(deals: int) -> dict[str, float]:
+    """Milliseconds per deal of an in-process match of random bots, timed, and split by part
+    (PARTS) in the shares a profiled run of it gives."""
+    with tempfile.TemporaryDirectory(prefix="arena-bench-inprocess-") as tmp:
+        seconds = trio.run(play_random, deals, Path(tmp))
+        profile = cProfile.Profile()
+        trio.run(play_random, deals, Path(tmp), profile)
     stats: dict[Any, Any] = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     parts = {name: 0.0 for name, _ in PARTS} | {"referee": 0.0}
     for (filename, _, function), (_, _, tottime, _, _) in stats.items():
         where = f"{filename} {function}"
         part = next((name for name, marks in PARTS if any(m in where for m in marks)), "referee")
         parts[part] += tottime
-    return {name: round(seconds * 1000 / deals, 3) for name, seconds in parts.items()}
+    total = sum(parts.values()) or 1.0
+    ms = seconds * 1000 / deals
+    return {"total": round(ms, 3)} | {name: round(ms * spent / total, 3) for name, spent in parts.items()}
 
 
 def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: int) -> dict[str, Any]:

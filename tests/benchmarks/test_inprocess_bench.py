@@ -36,5 +36,6 @@ def test_the_inprocess_bench_prints_its_rates_ratios_and_parts() -> None:
     )
     assert measured["random_inprocess_deals_per_s"] > 0 and measured["engine_random_deals_per_s"] > 0
     parts = measured["ms_per_deal_by_part"]
-    assert set(parts) == {"engine", "request building", "bot", "referee", "replay writer"}
-    assert all(value >= 0 for value in parts.values())
+    assert set(parts) == {"total", "engine", "request building", "bot", "referee", "replay writer"}
+    assert all(value >= 0 for value in parts.values()) and parts["total"] > 0
+    assert abs(sum(parts.values()) - 2 * parts["total"]) < 0.01  # the parts add up to the whole
