@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from ..engine import VARIANT_NAMES, Action, ConfigError, EngineError, find_variant
 from ..protocol import action_message
-from ..replay.read import ReplayReadError
+from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
 from ..v1 import arena_pb2 as pb
 from .human import BOTS, HumanLink, Table, TableError, Tables, time_control
@@ -106,11 +106,40 @@ def _table(request: Request) -> Table:
 
 
 async def api_play_options(request: Request) -> Response:
-    _tables(request)
+    """What a table may be; with `?from=MATCH`, that finished match as play-on needs it: its
+    variant, seat names, the bot each seat's first Hello named, and each deal's decisions."""
+    tables = _tables(request)
     limits = {name: {"min": low, "max": high, "default": d} for name, (low, high, d) in LIMITS.items()}
     seats = {name: find_variant(name).seats for name in VARIANT_NAMES}
-    options = {"variants": list(VARIANT_NAMES), "seats": seats, "bots": list(BOTS), "limits": limits}
+    options: dict[str, Any] = {"variants": list(VARIANT_NAMES), "seats": seats, "bots": list(BOTS)}
+    options["limits"] = limits
+    source = request.query_params.get("from")
+    if source is not None:
+        replay = await _recorded(tables, source)
+        options["from"] = {
+            "match_id": source,
+            "variant": replay.header["variant"],
+            "seats": replay.header["seats"],
+            "bots": [h.bot_name if h is not None else None for h in replay.first_hellos()],
+            "decisions": [len(deal.decisions) for deal in replay.deals],
+        }
     return JSONResponse(options)
+
+
+async def _recorded(tables: Tables, source: Any) -> Replay:
+    """The verified replay of a finished match of this server (400, 404 or 409 otherwise)."""
+    if not isinstance(source, str) or not MATCH_ID.fullmatch(source):
+        raise HTTPException(400, "from: a match id (16 hex digits)")
+    state, path = tables.hub.replay_path(source)
+    if path is None or state != "finished" or not path.exists():
+        raise HTTPException(404, f"no finished match {source} with a replay on this server")
+    try:
+        replay = await trio.to_thread.run_sync(lambda: verify_replay(path, collect=True))
+    except (OSError, ReplayReadError) as exc:
+        raise HTTPException(409, f"the replay of {source} cannot be read: {exc}") from None
+    if replay.variant is None:
+        raise HTTPException(409, f"the replay of {source} does not verify: {replay.problem}")
+    return replay
 
 
 async def api_play_start(request: Request) -> Response:
@@ -125,7 +154,7 @@ async def api_play_start(request: Request) -> Response:
     clock = time_control(_setting(body, "per_decision_s"), _setting(body, "bank_s"))
     try:
         if "from" in body:
-            table = await _play_on(request, tables, body, clock, name)
+            table = await _play_on(tables, body, clock, name)
         else:
             variant_name = body.get("variant")
             if variant_name not in VARIANT_NAMES:
@@ -151,21 +180,9 @@ async def api_play_start(request: Request) -> Response:
     return JSONResponse(answer, status_code=201)
 
 
-async def _play_on(
-    request: Request, tables: Tables, body: dict[str, Any], clock: Any, name: str
-) -> Table:
-    source = body.get("from")
-    if not isinstance(source, str) or not MATCH_ID.fullmatch(source):
-        raise HTTPException(400, "from: a match id (16 hex digits)")
-    state, path = tables.hub.replay_path(source)
-    if path is None or state != "finished" or not path.exists():
-        raise HTTPException(404, f"no finished match {source} with a replay on this server")
-    try:
-        replay = await trio.to_thread.run_sync(lambda: verify_replay(path, collect=True))
-    except (OSError, ReplayReadError) as exc:
-        raise HTTPException(409, f"the replay of {source} cannot be read: {exc}") from None
-    if replay.variant is None:
-        raise HTTPException(409, f"the replay of {source} does not verify: {replay.problem}")
+async def _play_on(tables: Tables, body: dict[str, Any], clock: Any, name: str) -> Table:
+    replay = await _recorded(tables, body.get("from"))
+    assert replay.variant is not None
     seats = replay.variant.seats
     deal = _int(body, "deal", 0, 10_000)
     step = _int(body, "step", 0, 100_000)

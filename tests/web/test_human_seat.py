@@ -274,6 +274,8 @@ def test_only_the_seats_token_reads_and_answers(server: Server) -> None:
     for bad in ({"variant": "chess"}, {"variant": "danish", "seat": 3}, {"variant": "danish", "bots": ["x"]}):
         status, error = server.call("POST", "/api/play", bad)
         assert status == 400 and error["error"], bad
+    assert server.call("GET", "/api/play?from=0123456789abcdef")[0] == 404
+    assert server.call("GET", "/api/play?from=nothing")[0] == 400
     # A form of another site could post text/plain that parses as JSON: refused.
     form = urllib.request.Request(
         server.url + "/api/play", data=json.dumps(body).encode(), headers={"content-type": "text/plain"}
@@ -296,6 +298,7 @@ def test_play_on_from_a_position_seats_the_person_there(server: Server, page: An
     seat = decisions[9]["seat"]
     page.goto(f"{server.url}/play?from={source}&deal=0&step=9")
     page.wait_for_selector("#bots select")
+    assert f"deal 0, decision 9 of {len(decisions)}:" in page.locator("#from").text_content()
     page.select_option("select[name=seat]", str(seat))
     if human != seat:
         page.select_option(f"select[name=bot-{human}]", "random")

@@ -33,17 +33,17 @@
   async function setup() {
     $("setup").hidden = false;
     const form = $("start");
+    const query = new URLSearchParams(location.search);
+    const from = query.get("from");
+    const playOn = from ? { from, deal: Number(query.get("deal") || 0), step: Number(query.get("step") || 0) } : null;
     let options;
     try {
-      options = await api("/api/play");
+      options = await api("/api/play" + (from ? "?from=" + encodeURIComponent(from) : ""));
     } catch (error) {
       showError($("setup-error"), error);
       form.hidden = true;
       return;
     }
-    const query = new URLSearchParams(location.search);
-    const from = query.get("from");
-    const playOn = from ? { from, deal: Number(query.get("deal") || 0), step: Number(query.get("step") || 0) } : null;
     let seatNames = null;
     for (const [name, limit] of Object.entries(options.limits)) {
       const input = form.elements[name];
@@ -52,19 +52,17 @@
     const variant = form.elements.variant;
     variant.replaceChildren(...options.variants.map((v) => el("option", { value: v }, v)));
     if (playOn) {
-      const match = await api("/api/matches/" + encodeURIComponent(from)).catch((error) => {
-        showError($("setup-error"), error);
-        return null;
-      });
-      if (!match) return;
-      seatNames = match.seats.map((s) => s.bot);
-      variant.value = match.variant;
+      const recorded = options.from;
+      seatNames = recorded.seats.map((name, s) => name + (recorded.bots[s] ? ", " + recorded.bots[s] : ""));
+      variant.value = recorded.variant;
       $("variant-row").hidden = true;
       $("deals-row").hidden = true;
       $("title").textContent = "Play on from here";
       $("from").hidden = false;
-      $("from").textContent = `Match ${from} (${match.variant}), deal ${playOn.deal}, decision ${playOn.step}: ` +
-        "the recorded decisions before it are played again, then you play on.";
+      const decisions = recorded.decisions[playOn.deal];
+      $("from").textContent = `Match ${from} (${recorded.variant}), deal ${playOn.deal}, decision ${playOn.step}` +
+        (decisions === undefined ? " (the match has no such deal)" : ` of ${decisions}`) +
+        ": the recorded decisions before it are played again, then the seats play on.";
     }
     function seats() {
       const count = options.seats[variant.value];
