@@ -203,9 +203,9 @@ class HostedBots:
             self._nursery.start_soon(self._stop_after, match_id, process)
 
     async def _stop_after(self, match_id: str, process: HostedProcess) -> None:
-        arena_match = self.state.matches.get(match_id)
-        if arena_match is not None:
-            await arena_match.runner.done.wait()
+        runner = self.state.hub.matches.get(match_id)
+        if runner is not None:
+            await runner.done.wait()
         await process.stop()
         self._retiring.discard(process)
 
@@ -263,12 +263,10 @@ class HostedBots:
         if hosted is None or message.WhichOneof("kind") != "seated":
             return
         meter = Meter()
-        arena_match = self.state.matches.get(message.seated.match_id)
-        # Now, before the match starts (the replay's header names the seats on CPU clocks).
-        clock_cpu = getattr(arena_match.runner, "clock_cpu", None) if arena_match is not None else None
-        if clock_cpu is not None:
+        runner = self.state.hub.matches.get(message.seated.match_id)
+        if runner is not None:  # now, before the match starts: the replay's header names CPU seats
             try:
-                clock_cpu(message.seated.seat, meter)
+                runner.clock_cpu(message.seated.seat, meter)
             except RuntimeError as exc:
                 log.warning("a hosted seat's clock stays on wall time", error=str(exc))
         self._nursery.start_soon(self._seat_safely, hosted, message.seated, meter)
@@ -310,14 +308,14 @@ class HostedBots:
             return
         hosted.busy[seated.match_id] = process
         meter.process = process
-        arena_match = self.state.matches.get(seated.match_id)
+        runner = self.state.hub.matches.get(seated.match_id)
         log.info("hosted bot seated", bot=version.bot, version=version.version, match_id=seated.match_id)
         try:
             await self.versions_seat(seated, version)
         except Exception as exc:
             log.warning("cannot record a hosted seat's version", error=str(exc))
-        if arena_match is not None:
-            await arena_match.runner.done.wait()
+        if runner is not None:
+            await runner.done.wait()
         if hosted.busy.pop(seated.match_id, None) is None:
             return  # retired meanwhile: `_retire` stops it
         if version.manifest.get("persistent") and process.alive and hosted.version is version:

@@ -31,7 +31,7 @@ from arena.submissions.build import Toolchain
 from arena.submissions.manifest import ManifestError
 from arena.submissions.processes import RuntimeConfig
 
-LANGUAGES = ("python", "node", "cpp")
+LANGUAGES = ("cpp", "python", "node")  # submitted in this order: the slow build first
 
 
 def need_sandbox() -> None:
@@ -142,6 +142,12 @@ def test_examples_are_built_tested_active_and_rated_on_two_servers(hosted: dict[
 
     matches = wait_for(played_on_both, 90, "finished matches on both servers")
     assert all(sorted(bots) == [f"hosted-{lang}" for lang in sorted(LANGUAGES)] for _m, _s, bots in matches)
+    # Their clocks charged the CPU their sandboxes used.
+    for server in hosted["servers"]:
+        replay = next((server.directory / "replays").glob("*.jsonl"))
+        lines = [json.loads(line) for line in replay.read_text().splitlines()]
+        assert lines[0]["cpu_clock"]["seats"] == [0, 1, 2]
+        assert all("cpu_ms" in line for line in lines if line["type"] == "action")
     seats = query(url, "SELECT match_id, bot, version FROM hosted_seats")
     recorded = {(m, bot): v for m, bot, v in seats}
     for match_id, _server, bots in matches:
