@@ -6,8 +6,9 @@ In one run, alternating sides where they are compared:
    and on two, against the same ladder with persistent bot processes over gRPC (the fastest
    way of running bot processes): deals per second after the first wave of matches
    (`benchmarks.ladder.recorded_rate`), and the ratio;
-2. three in-process random bots on one referee (one core) against the engine's own random play
-   (`benchmarks.engine.bench_engine`, one core): deals per second, and the ratio;
+2. three in-process random bots on one referee process (one core, two matches at a time)
+   against the engine's own random play (`benchmarks.engine.bench_engine`, one core): deals per
+   second, and the ratio;
 3. where an in-process deal's time goes: one match of the random bots (a `MatchRunner` and its
    in-process seats, no server), timed, then played again under cProfile, whose split of the time
    into the engine, building requests, the bot (parsing the request and the SDK's logic
@@ -135,9 +136,9 @@ def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: 
                         base, name, EXAMPLES, "inprocess", referees=1 if "1" in way else 2, **common
                     )
                 example[way].append(deals_per_s(config))
-        randoms = ladder_config(
-            base, "randoms", RANDOMS, "inprocess", referees=1, **{**common, "concurrency": 1}
-        )
+        # One referee process (one core) with two matches at a time: one plays while the other's
+        # finished replay is synced to disk.
+        randoms = ladder_config(base, "randoms", RANDOMS, "inprocess", referees=1, **common)
         random_rate = deals_per_s(randoms)
         engine = bench_engine(find_variant("grosstarock"), engine_s, anchor=False)
     engine_rate = rate(engine.deals, engine.seconds)
