@@ -71,7 +71,7 @@ def test_a_person_who_leaves_is_played_for_and_can_come_back(tmp_path: Path) -> 
             # One person comes back at once: a poll takes the seat again, and they play to the end.
             before = len(back.link.messages)
             nursery.start_soon(_answer_until_end, back.link)
-            await trio.sleep(0)
+            await trio.testing.wait_all_tasks_blocked()
             assert not back.link.away
             assert "match_start" in back.link.messages[before]
             with trio.fail_after(3600):
