@@ -195,6 +195,7 @@ def test_a_person_plays_a_whole_match_of_every_variant(server: Server, page: Any
     assert page.evaluate(PLAYER, [rng.randrange(2**31), LEGAL]) > 0
     assert page.locator("#end h2").text_content() == "Match over (completed)"
     assert page.locator("#replay-link").get_attribute("href") == f"/matches/{match_id}"
+    assert page.locator("#play-on-link").get_attribute("href") == f"/play?from={match_id}"
     server.played.append(match_id)
 
 
@@ -296,8 +297,9 @@ def test_play_on_from_a_position_seats_the_person_there(server: Server, page: An
     human = next(json.loads(x)["seat"] for x in replay if '"bot_name":"human"' in x)
     decisions = [json.loads(x) for x in replay if x.startswith('{"type":"action"')]
     seat = decisions[9]["seat"]
-    page.goto(f"{server.url}/play?from={source}&deal=0&step=9")
+    page.goto(f"{server.url}/play?from={source}")  # where the end of the table links to
     page.wait_for_selector("#bots select")
+    page.fill("input[name=step]", "9")
     assert f"deal 0, decision 9 of {len(decisions)}:" in page.locator("#from").text_content()
     page.select_option("select[name=seat]", str(seat))
     if human != seat:

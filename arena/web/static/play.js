@@ -59,10 +59,20 @@
       $("deals-row").hidden = true;
       $("title").textContent = "Play on from here";
       $("from").hidden = false;
-      const decisions = recorded.decisions[playOn.deal];
-      $("from").textContent = `Match ${from} (${recorded.variant}), deal ${playOn.deal}, decision ${playOn.step}` +
-        (decisions === undefined ? " (the match has no such deal)" : ` of ${decisions}`) +
-        ": the recorded decisions before it are played again, then the seats play on.";
+      const where = () => {
+        const deal = Number(form.elements.deal.value), step = Number(form.elements.step.value);
+        const decisions = recorded.decisions[deal];
+        $("from").textContent = `Match ${from} (${recorded.variant}), deal ${deal}, decision ${step}` +
+          (decisions === undefined ? " (the match has no such deal)" : ` of ${decisions}`) +
+          ": the recorded decisions before it are played again, then the seats play on.";
+      };
+      for (const row of form.querySelectorAll(".position")) row.hidden = false;
+      form.elements.deal.max = recorded.decisions.length - 1;
+      Object.assign(form.elements.deal, { value: playOn.deal });
+      Object.assign(form.elements.step, { value: playOn.step });
+      form.elements.deal.addEventListener("input", where);
+      form.elements.step.addEventListener("input", where);
+      where();
     }
     function seats() {
       const count = options.seats[variant.value];
@@ -93,7 +103,8 @@
       const body = { per_decision_s: Number(f.per_decision_s.value), bank_s: Number(f.bank_s.value), name: f.name.value };
       const selects = [...$("bots").querySelectorAll("select")];
       if (playOn) {
-        Object.assign(body, playOn, { seat: f.seat.value === "" ? null : Number(f.seat.value), bots: {} });
+        const position = { deal: Number(f.deal.value), step: Number(f.step.value) };
+        Object.assign(body, playOn, position, { seat: f.seat.value === "" ? null : Number(f.seat.value), bots: {} });
         for (const s of selects) if (s.value) body.bots[s.dataset.seat] = s.value;
       } else {
         Object.assign(body, { variant: f.variant.value, seat: Number(f.seat.value), deals: Number(f.deals.value) });
@@ -226,7 +237,8 @@
       table.request = null;
       $("end").replaceChildren(el("h2", {}, "Match over (" + end.termination + ")"),
         el("p", {}, end.scores.map((score, s) => `${seatName(s)}: ${score}`).join(" · ")),
-        el("p", {}, el("a", { href: "/matches/" + encodeURIComponent(path[1]), id: "replay-link" }, "the replay")));
+        el("p", {}, el("a", { href: "/matches/" + encodeURIComponent(path[1]), id: "replay-link" }, "the replay"), " · ",
+          el("a", { href: "/play?from=" + encodeURIComponent(path[1]), id: "play-on-link" }, "play on from one of its positions")));
     }
   }
 
