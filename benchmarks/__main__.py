@@ -264,7 +264,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--min-deal-sets", type=positive_int, default=6, metavar="N")
     bench.set_defaults(run=_cmd_bench_decide, parser=bench)
+
+    bench = targets.add_parser(
+        "sandbox",
+        help="bots in the sandbox against the same bots outside it: decisions per second, start time",
+        description="Alternating rounds of K matches of the example random bot, every bot in a sandbox "
+        "(Unix socket, CPU clocks) or a plain process (TCP): decisions per second and their ratio, "
+        "the time from launch to the match's start, and a bare sandbox's start and stop "
+        "(benchmarks/sandbox.py). Needs bwrap and cgroups (docs/SANDBOX.md).",
+    )
+    bench.add_argument("--rounds", type=positive_int, default=3, metavar="N", help="per side (default 3)")
+    bench.add_argument("--matches", type=positive_int, default=2, metavar="K", help="at once (default 2)")
+    bench.add_argument("--deals", type=positive_int, default=6, metavar="N", help="per match (default 6)")
+    bench.add_argument("--bare", type=positive_int, default=20, metavar="N", help="bare sandboxes (20)")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_sandbox, parser=bench)
     return parser
+
+
+def _cmd_bench_sandbox(args: argparse.Namespace) -> int:
+    from arena.logs import configure
+    from arena.sandbox import unavailable
+
+    from .common import report
+    from .sandbox import bench_sandbox
+
+    why = unavailable()
+    if why is not None:
+        raise CliError(f"sandboxes cannot run here: {why}")
+    configure(logging.WARNING)  # the numbers are the output
+    report(bench_sandbox(args.rounds, args.matches, args.deals, args.bare), args.json)
+    return 0
 
 
 def _cmd_bench_decide(args: argparse.Namespace) -> int:
