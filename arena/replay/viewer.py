@@ -117,7 +117,7 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-const drawn = ArenaTable.create(document.getElementById("table"));
+const drawn = ArenaTable.create(document.getElementById("table"), { showDeal: false });  // the bar above says where
 
 function signed(values) { return values.map(v => (v > 0 ? "+" + v : String(v))).join(" "); }
 

@@ -17,6 +17,7 @@ import base64
 import hashlib
 import html
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -325,6 +326,9 @@ def test_a_violation_of_the_policy_is_caught(chromium: Browser, tmp_path: Path) 
     assert chromium.js("document.querySelectorAll('#table .tc-seat').length") == 3
 
 
+WIDE = {"width": 1280, "height": 1000, "deviceScaleFactor": 1, "mobile": False}
+
+
 def test_every_variant_is_drawn_and_fits_a_phone(browser: Browser, tmp_path: Path) -> None:
     """Each sample (every variant) at a phone's width, every hand and one seat's view: the table
     draws its seats and cards, and nothing reaches outside the screen (the timeline scrolls)."""
@@ -347,5 +351,12 @@ def test_every_variant_is_drawn_and_fits_a_phone(browser: Browser, tmp_path: Pat
                 assert mine == sorted(str(c) for c in state.hands[1]), where
                 layout = browser.js(f"({LAYOUT})()")
                 assert layout["scrollWidth"] <= phone["width"] and not layout["outside"], (where, layout)
+        shots = os.environ.get("ARENA_WEB_SCREENSHOTS")
+        if shots:  # docs/REPLAYS.md shows the viewer, on a phone and on a wide screen
+            page = tmp_path / "american.html"
+            for name, size in (("replay-phone", {**phone, "height": 1500}), ("replay", WIDE)):
+                browser.call("Emulation.setDeviceMetricsOverride", size, session=True)
+                browser.open(f"{page.as_uri()}#deal=0&step=41&seat=all")
+                browser.screenshot(Path(shots) / f"{name}.png")
     finally:
         browser.call("Emulation.clearDeviceMetricsOverride", {}, session=True)

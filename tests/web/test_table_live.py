@@ -218,12 +218,16 @@ def test_every_variant_live_shows_only_public_cards_and_fits_a_phone(browser: An
                 seen.append(page.evaluate(DRAWN))
             time.sleep(0.3)
         where = os.environ.get("ARENA_WEB_SCREENSHOTS")
-        if where:
+        if where:  # docs/REPLAYS.md shows the American table, on a phone and on a wide screen
             Path(where).mkdir(parents=True, exist_ok=True)
-            for runner, page in zip(live.runners, pages, strict=True):
-                name = f"live-{runner.config.variant.name}-{runner.config.variant.seats}.png"
-                page.bring_to_front()  # a tab in the background draws nothing
-                page.screenshot(path=str(Path(where) / name), full_page=True)
+            page = pages[[r.config.variant.name for r in live.runners].index("american")]
+            page.bring_to_front()  # a tab in the background draws nothing
+            page.set_viewport_size({"width": PHONE["width"], "height": 900})
+            page.wait_for_timeout(600)
+            page.screenshot(path=str(Path(where) / "table-live-phone.png"))
+            page.set_viewport_size({"width": 1100, "height": 900})
+            page.wait_for_timeout(600)
+            page.screenshot(path=str(Path(where) / "table-live.png"), full_page=True)
     finally:
         context.close()
         for reader in readers:

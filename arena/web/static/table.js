@@ -1,7 +1,7 @@
 "use strict";
 // The drawn table: one component for the live table, the replay viewer and a person's seat.
 //
-//   const table = ArenaTable.create(element, { onAction(code) { ... } });
+//   const table = ArenaTable.create(element, { onAction(code) { ... }, showDeal: true });
 //   table.draw(state);   // a table state (schema 1, built by arena/replay/table.py; docs/REPLAYS.md)
 //   table.destroy();     // stops its clock
 //
@@ -132,7 +132,8 @@ const ArenaTable = (() => {
 
     function center() {
       const box = h("section", { class: "tc-center", "aria-label": "the table" });
-      box.append(h("div", { class: "tc-status" }, (state.deal !== null ? `deal ${state.deal + 1}` + (state.deals ? ` of ${state.deals}` : "") + " · " : "") + state.status));
+      const deal = state.deal !== null && options.showDeal !== false ? `deal ${state.deal + 1}` + (state.deals ? ` of ${state.deals}` : "") + " · " : "";
+      box.append(h("div", { class: "tc-status" }, deal + state.status));
       if (state.contract) box.append(h("div", { class: "tc-contract" }, contractText(state.contract)));
       if (state.trick) {
         box.append(trickView(state.trick.cards, null, "tc-now"));
