@@ -44,9 +44,13 @@ class Side:
     rates: list[float] = field(default_factory=list)  # per round
     starts: list[float] = field(default_factory=list)  # seconds from launch to the match's start
 
+    @property
+    def rate(self) -> float:
+        return round(rate(self.decisions, self.seconds), 1)
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "decisions_per_s": round(rate(self.decisions, self.seconds)),
+            "decisions_per_s": self.rate,
             "round_rates": [round(r) for r in self.rates],
             "start_s_median": round(statistics.median(self.starts), 3) if self.starts else None,
         }
@@ -124,8 +128,6 @@ def bench_sandbox(rounds: int, matches: int, deals: int, bare: int) -> dict[str,
         "rounds_per_side": rounds,
         "outside": outside.to_dict(),
         "inside": inside.to_dict(),
-        "ratio_inside_outside": ratio(
-            rate(inside.decisions, inside.seconds), rate(outside.decisions, outside.seconds)
-        ),
+        "ratio_inside_outside": ratio(inside.rate, outside.rate),
         "bare_sandbox_start_stop_s_median": round(bare_s, 4),
     }

@@ -52,7 +52,8 @@ def test_every_target_prints_its_help() -> None:
     commands = _subparsers(build_parser())
     targets = {path[0] for path, _ in commands if path}
     assert targets == {
-        *("engine", "server", "ladder", "replay", "arena", "research", "web", "bot", "strength", "inprocess")
+        *("engine", "server", "ladder", "replay", "arena", "research", "web", "bot", "strength", "inprocess"),
+        "sandbox",
     }
     for path, parser in commands:
         assert parser.format_help().startswith("usage: python -m benchmarks"), path
