@@ -40,7 +40,7 @@ from .config import BotSpec, LadderConfig
 from .player import ClusterError, MatchPlayer
 from .referees import RefereePool, referee_pool
 from .schedule import ScheduledMatch, build_schedule, tables
-from .stats import standings
+from .stats import pair_verdicts
 from .store import MatchRecord, Store, StoreError, latest_ratings
 
 log = structlog.get_logger(component="ladder")
@@ -404,8 +404,7 @@ async def _run(
 
 def undecided_pairs(config: LadderConfig, store: Store) -> list[tuple[str, str]]:
     """The pairs of `config.decide` the recorded matches do not separate yet."""
-    table = standings(store.conn, config.decide)
-    return [(p.higher, p.lower) for p in table.pairs if not p.separated]
+    return [(p.higher, p.lower) for p in pair_verdicts(store.conn, config.decide) if not p.separated]
 
 
 async def play_until_decided(
@@ -435,7 +434,7 @@ async def play_until_decided(
         "ladder decided" if summary.decided else "ladder undecided",
         pairs=[
             {"higher": p.higher, "lower": p.lower, "separated": p.separated, "deal_sets": p.deal_sets}
-            for p in standings(store.conn, config.decide).pairs
+            for p in pair_verdicts(store.conn, config.decide)
         ],
     )
 

@@ -91,6 +91,38 @@ def arrangements_per_table(seating: str, seats: int) -> int:
     return math.factorial(seats) if seating == "permutations" else seats
 
 
+def plan_points(conn: sqlite3.Connection) -> dict[str, list[int]]:
+    """Each bot's game points in every deal it played, in the plan's order, not the order
+    matches happened to finish in: the intervals' floating sums then come out the same to the
+    last bit however the ladder ran."""
+    points: dict[str, list[int]] = defaultdict(list)
+    for row in conn.execute(
+        "SELECT d.bot, d.points FROM deals d JOIN matches m ON m.seq = d.match_seq "
+        "WHERE d.annulled = 0 AND d.active = 1 ORDER BY m.deal_set, m.table_no, m.arrangement, d.deal, d.seat"
+    ):
+        points[row[0]].append(row[1])
+    return points
+
+
+def pair_verdicts(
+    conn: sqlite3.Connection,
+    decide: Decide | None = None,
+    score: Scorer = game_points,
+    points: dict[str, list[int]] | None = None,
+) -> list[PairVerdict]:
+    """The verdict on each pair to decide (the standings' `pairs`, without the rest: what an
+    adaptive ladder asks after every deal set). A ranking's pairs are adjacent by points per
+    deal, the measure the paired test is on (the ratings' order can differ from it: OpenSkill
+    ranks the seats of each deal, luck of the cards and all)."""
+    identity = json.loads(conn.execute("SELECT identity FROM ladder WHERE id = 1").fetchone()[0])
+    names = [row[0] for row in conn.execute("SELECT name FROM bots ORDER BY position")]
+    points = plan_points(conn) if points is None else points
+    ranking = sorted(names, key=lambda name: (-mean_ci(points.get(name, [])).mean, name))
+    seats = conn.execute("SELECT json_array_length(seats) FROM matches LIMIT 1").fetchone()
+    per_table = arrangements_per_table(identity["seating"], seats[0]) if seats else 1
+    return verdicts(conn, ranking, per_table, decide, score)
+
+
 def standings(
     conn: sqlite3.Connection, decide: Decide | None = None, score: Scorer = game_points
 ) -> Standings:
@@ -102,14 +134,7 @@ def standings(
         (row["name"], bool(row["remote"]))
         for row in conn.execute("SELECT name, remote FROM bots ORDER BY position")
     ]
-    points: dict[str, list[int]] = defaultdict(list)
-    # In the plan's order, not the order matches happened to finish in: the intervals' floating
-    # sums then come out the same to the last bit however the ladder ran.
-    for row in conn.execute(
-        "SELECT d.bot, d.points FROM deals d JOIN matches m ON m.seq = d.match_seq "
-        "WHERE d.annulled = 0 AND d.active = 1 ORDER BY m.deal_set, m.table_no, m.arrangement, d.deal, d.seat"
-    ):
-        points[row[0]].append(row[1])
+    points = plan_points(conn)
     matches = dict(conn.execute("SELECT bot, COUNT(DISTINCT match_seq) FROM deals GROUP BY bot").fetchall())
     faults: dict[str, dict[str, int]] = defaultdict(dict)
     for bot, kind, count in conn.execute("SELECT bot, kind, COUNT(*) FROM faults GROUP BY bot, kind"):
@@ -165,11 +190,6 @@ def standings(
     deals = conn.execute(
         "SELECT COUNT(DISTINCT match_seq || ':' || deal) FROM deals WHERE annulled = 0"
     ).fetchone()[0]
-    seats = conn.execute("SELECT json_array_length(seats) FROM matches LIMIT 1").fetchone()
-    # The pairs are adjacent by points per deal, the measure the paired test is on (the ratings'
-    # order can differ from it: OpenSkill ranks the seats of each deal, luck of the cards and all).
-    ranking = [row.name for row in sorted(rows, key=lambda b: (-b.points_per_deal, b.name))]
-    per_table = arrangements_per_table(identity["seating"], seats[0]) if seats else 1
     return Standings(
         name=ladder["name"],
         variant=identity["variant"],
@@ -179,7 +199,7 @@ def standings(
         deals=deals,
         bots=rows,
         crosstable=cross,
-        pairs=verdicts(conn, ranking, per_table, decide, score),
+        pairs=pair_verdicts(conn, decide, score, points),
     )
 
 

@@ -160,7 +160,7 @@ def test_a_bad_decide_table_is_one_error_naming_the_key(tmp_path: Path, decide: 
         load_ladder(path)
 
 
-def test_an_adaptive_ladder_of_the_example_bots_stops_before_its_budget(tmp_path: Path) -> None:
+def test_an_adaptive_ladder_of_the_example_bots_resumed_stops_before_its_budget(tmp_path: Path) -> None:
     head = "seed = 4\ndeal_sets = 6\ndeals = 1\nconcurrency = 2\nreferees = 1\n"
     head += '[decide]\npair = ["heuristic", "random"]\nmin_deal_sets = 2\n'
     bots = [
@@ -168,7 +168,10 @@ def test_an_adaptive_ladder_of_the_example_bots_stops_before_its_budget(tmp_path
         for bot in (HEURISTIC, RANDOM, RANDOM_2)
     ]
     path = ladder_file(tmp_path, head, *bots)  # the example bots in the referee's process: quick
-    done = arena("ladder", "run", path, "--no-progress", "--json")
+    first = arena("ladder", "run", path, "--no-progress", "--max-matches", "3", "--json")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert json.loads(first.stdout)["matches_done"] == 3
+    done = arena("ladder", "run", path, "--no-progress", "--json")  # goes on where it stopped
     assert done.returncode == 0, done.stderr[-3000:]
     table = json.loads(done.stdout)
     [pair] = table["pairs"]
