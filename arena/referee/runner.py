@@ -500,8 +500,8 @@ class MatchRunner(LinkHost):
         if isinstance(answer, Fault):
             action = self._fault(seat, answer, legal, deal, step)
             return Decided(action, think_ms, answer, rtt_ms, used_ms, cpu_ms)
-        if seat.rejected == rejected_before and sent_on is not None and seat.link is sent_on:
-            seat.round_trip.add(elapsed_ms)
+        if tc.latency_allowance_ms and seat.rejected == rejected_before and seat.link is sent_on is not None:
+            seat.round_trip.add(elapsed_ms)  # samples for the allowance, which alone reads them
         self._charge(seat, think_ms - used_ms if cpu_ms is None else cpu_ms)
         return Decided(answer, think_ms, None, rtt_ms, used_ms, cpu_ms)
 
