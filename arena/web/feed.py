@@ -21,9 +21,9 @@ current position as those events plus the scores so far, then the updates.
 
 Each update also carries the drawn table's state (`arena/replay/table.py`) at the frame's end,
 made from the public facts of the runner's deal in play (`MatchRunner.deal_state`) once a frame
-for all the match's viewers, and only when a viewer is sent an update: what the runner does for
-a decision does not change. The table holds what every seat knows and nothing else (no hand, no
-laid-away card, the partner once public).
+for all the match's viewers, and only when a viewer is sent an update; the runner's side only
+notes the time of each event (the clock of the seat to act runs from it). The table holds what
+every seat knows and nothing else (no hand, no laid-away card, the partner once public).
 """
 
 from __future__ import annotations
