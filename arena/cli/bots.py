@@ -49,6 +49,11 @@ def register(commands: Any) -> None:
         sub.add_argument("--token", default=os.environ.get("ARENA_BOT_TOKEN", ""), help="the bot's token")
         sub.add_argument("--json", action="store_true", help="one JSON document")
         sub.add_argument("--store", default="arena.db", metavar="PATH|URL", help=STORE_HELP)
+        sub.add_argument(
+            "--server",
+            metavar="HOST:PORT",
+            help="over the API instead (SubmissionService of a server started with --hosted)",
+        )
         sub.set_defaults(run=run, parser=sub)
 
     disable = actions.add_parser(
@@ -79,11 +84,13 @@ def _open(url: str) -> Any:
         raise CliError(str(exc)) from None
 
 
-def _row(version: Any) -> str:
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(version.submitted_ms / 1000))
-    language = version.manifest.get("language", "")
-    reason = f"  {version.reason}" if version.reason else ""
-    return f"{version.version:>4}  {version.state:<9} {language:<7} {version.digest[:12]}  {when}{reason}"
+def _row(version: dict[str, Any]) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(version["submitted_ms"] / 1000))
+    reason = f"  {version['reason']}" if version["reason"] else ""
+    return (
+        f"{version['version']:>4}  {version['state']:<9} {version['language']:<7} "
+        f"{version['digest'][:12]}  {when}{reason}"
+    )
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -93,6 +100,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     from ..submissions.manifest import ManifestError
     from ..submissions.submit import SubmitError, submit
 
+    if args.server:
+        return _print_submitted(args, *_api_submit(args))
     store = _open(args.store)
     try:
         version, created = submit(store, args.token, args.source)
@@ -104,39 +113,66 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         store.close()
+    return _print_submitted(args, version.to_dict(), created)
+
+
+def _print_submitted(args: argparse.Namespace, version: dict[str, Any], created: bool) -> int:
     if args.json:
-        print(json.dumps({**version.to_dict(), "new": created}, indent=2))
+        print(json.dumps({**version, "new": created}, indent=2))
     else:
-        print(
-            f"{version.bot} version {version.version}: {version.state}"
-            + ("" if created else " (the same code)")
-        )
-        if version.reason:
-            print(version.reason)
-    return 1 if version.state == "rejected" else 0
+        same = "" if created else " (the same code)"
+        print(f"{version['bot']} version {version['version']}: {version['state']}{same}")
+        if version["reason"]:
+            print(version["reason"])
+    return 1 if version["state"] == "rejected" else 0
 
 
-def _cmd_versions(args: argparse.Namespace) -> int:
-    from ..submissions.submit import SubmitError, versions
+def _api(args: argparse.Namespace, method: str, request: Any) -> Any:
+    """One SubmissionService call with the bot's token; CliError with the server's reason."""
+    import grpc
 
-    store = _open(args.store)
+    from ..v1 import arena_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(args.server) as channel:
+        stub = pb_grpc.SubmissionServiceStub(channel)  # type: ignore[no-untyped-call]
+        metadata = [("authorization", f"Bearer {args.token}")]
+        try:
+            return getattr(stub, method)(request, metadata=metadata, timeout=60)
+        except grpc.RpcError as exc:
+            raise CliError(f"{args.server}: {exc.details() or exc.code().name}") from None
+
+
+def _from_message(message: Any) -> dict[str, Any]:
+    keys = ("bot", "version", "digest", "language", "state", "reason", "submitted_ms")
+    return {key: getattr(message, key) for key in keys}
+
+
+def _api_submit(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
+    from ..submissions.archive import ArchiveError, read_submission
+    from ..submissions.manifest import ManifestError
+    from ..v1 import arena_pb2 as pb
+
     try:
-        name, rows = versions(store, args.token)
-    except SubmitError as exc:
+        data = read_submission(args.source).data  # checked here first; the server checks again
+    except (ArchiveError, ManifestError) as exc:
         raise CliError(str(exc)) from None
-    finally:
-        store.close()
-    if args.json:
-        print(json.dumps({"bot": name, "versions": [v.to_dict() for v in rows]}, indent=2))
-        return 0
-    if not rows:
-        print(f"{name} has no submitted version")
-    for version in rows:
-        print(_row(version))
-    return 0
+    answer = _api(args, "SubmitVersion", pb.SubmitVersionRequest(archive=data))
+    version = _from_message(answer.version)
+    deadline = time.monotonic() + args.wait
+    while version["state"] in ("building", "testing") and time.monotonic() < deadline:
+        time.sleep(0.5)
+        listed = _api(args, "ListVersions", pb.ListVersionsRequest())
+        version = next(_from_message(v) for v in listed.versions if v.version == version["version"])
+    return version, bool(answer.created)
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
+def _listed(args: argparse.Namespace, reports: bool) -> list[dict[str, Any]]:
+    """The token's bot's versions, over the API (`--server`) or from the store."""
+    if args.server:
+        from ..v1 import arena_pb2 as pb
+
+        listed = _api(args, "ListVersions", pb.ListVersionsRequest(reports=reports))
+        return [{**_from_message(v), "report": v.report} for v in listed.versions]
     from ..submissions.submit import SubmitError, versions
 
     store = _open(args.store)
@@ -146,14 +182,30 @@ def _cmd_report(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         store.close()
-    found = [v for v in rows if v.version == args.version]
+    return [v.to_dict(report=True) for v in rows]
+
+
+def _cmd_versions(args: argparse.Namespace) -> int:
+    rows = [{k: v for k, v in row.items() if k != "report"} for row in _listed(args, False)]
+    if args.json:
+        print(json.dumps({"versions": rows}, indent=2))
+        return 0
+    if not rows:
+        print("no submitted version")
+    for version in rows:
+        print(_row(version))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    found = [v for v in _listed(args, True) if v["version"] == args.version]
     if not found:
         raise CliError(f"no version {args.version}")
     if args.json:
-        print(json.dumps(found[0].to_dict(report=True), indent=2))
+        print(json.dumps(found[0], indent=2))
     else:
         print(_row(found[0]))
-        print(found[0].report)
+        print(found[0]["report"])
     return 0
 
 
@@ -168,7 +220,7 @@ def _cmd_disable(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     finally:
         store.close()
-    print(_row(version))
+    print(_row(version.to_dict()))
     return 0
 
 

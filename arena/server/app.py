@@ -372,6 +372,9 @@ class AioServerThread:
         admin = AdminServicer(self.hub, bridge, bots)
         pb_grpc.add_AdminServiceServicer_to_server(admin, server)  # type: ignore[no-untyped-call]
         pb_grpc.add_LobbyServiceServicer_to_server(lobby, server)  # type: ignore[no-untyped-call]
+        # A hosted service's own gRPC services (the standing arena's SubmissionService), if any.
+        add_services = getattr(self.service, "add_services", None)
+        extra: list[str] = add_services(server) if add_services is not None else []
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         names = [
@@ -380,6 +383,7 @@ class AioServerThread:
             pb.DESCRIPTOR.services_by_name["LobbyService"].full_name,
             health.SERVICE_NAME,
             reflection.SERVICE_NAME,
+            *extra,
         ]
         reflection.enable_server_reflection(names, server)
         try:

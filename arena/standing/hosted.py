@@ -75,6 +75,9 @@ class Runtime(Protocol):
     async def work(self) -> None:
         """What else it does while the server runs (builds and tests the submitted versions)."""
 
+    def add_services(self, server: Any) -> list[str]:
+        """Its gRPC services on the server (`SubmissionService`); their full names."""
+
 
 class HostedLink(LobbyLink):
     """A hosted bot's lobby stream: messages go to a callback on the trio thread, not over gRPC."""
@@ -222,7 +225,7 @@ class HostedBots:
         variants = version.manifest.get("variants") or []
         request = pb.LobbyJoin(variants=variants, max_matches=self.config.max_matches)
         name = version.bot
-        link = HostedLink(lambda m: self._message(name, m), lambda why: self._closed(name, why))
+        link = HostedLink(lambda m: self._message(name, m), lambda why: self._closed(name, link, why))
         hosted.link = link
         refusal: Any
         if state.cluster is None:
@@ -249,14 +252,14 @@ class HostedBots:
             hosted.retry_at = trio.current_time() + max(1.0, refusal.retry_after_ms / 1000)
             log.info("hosted bot may not join now", bot=name, reason=refusal.details)
 
-    def _closed(self, name: str, why: str) -> None:
+    def _closed(self, name: str, link: HostedLink, why: str) -> None:
+        """The stream ended (paused, revoked, drained, or no longer active): it leaves the lobby;
+        an active bot joins again after a second (refused while the reason lasts)."""
         hosted = self.bots.get(name)
-        if hosted is not None:
+        if hosted is not None and hosted.link is link:
             hosted.closed_reason = why
             hosted.retry_at = trio.current_time() + 1.0
-        link = hosted.link if hosted is not None else None
-        if link is not None:
-            self.lobby.leave(link)
+        self.lobby.leave(link)
 
     def _message(self, name: str, message: pb.LobbyMessage) -> None:
         hosted = self.bots.get(name)

@@ -102,6 +102,10 @@ class StandingArena:
     def describe(self) -> str:
         return self.store.describe()
 
+    def add_services(self, server: Any) -> list[str]:
+        """The hosting runtime's gRPC services (submissions, docs/SUBMIT.md), on a hosting server."""
+        return [] if self.hosting is None else self.hosting[0].add_services(server)
+
 
 async def refuse(context: grpc.aio.ServicerContext[Any, Any], refusal: Refusal) -> None:
     if refusal.retry_after_ms:

@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import structlog
 import trio
@@ -78,6 +79,11 @@ class SandboxRuntime:
         )
         log.info("hosted process started", bot=version.bot, version=version.version, sandbox=box.name)
         return SandboxProcess(box)
+
+    def add_services(self, server: Any) -> list[str]:
+        from .api import add_submission_service
+
+        return [add_submission_service(self.versions.store, server)]
 
     async def work(self) -> None:
         """Build and test the versions waiting in the store, one at a time, until cancelled."""

@@ -710,3 +710,139 @@ class LobbyService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class SubmissionServiceStub:
+    """---------------------------------------------------------------------------
+    Submitted bots (docs/SUBMIT.md), on servers that host them (`arena serve --hosted`)
+
+    Every call needs the bot's token in the metadata:
+    authorization: Bearer <bot token>
+    and concerns that bot only; without a good token: UNAUTHENTICATED.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.SubmitVersion = channel.unary_unary(
+                '/grosstarock.arena.v1.SubmissionService/SubmitVersion',
+                request_serializer=arena_dot_v1_dot_arena__pb2.SubmitVersionRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.SubmitVersionResponse.FromString,
+                _registered_method=True)
+        self.ListVersions = channel.unary_unary(
+                '/grosstarock.arena.v1.SubmissionService/ListVersions',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListVersionsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListVersionsResponse.FromString,
+                _registered_method=True)
+
+
+class SubmissionServiceServicer:
+    """---------------------------------------------------------------------------
+    Submitted bots (docs/SUBMIT.md), on servers that host them (`arena serve --hosted`)
+
+    Every call needs the bot's token in the metadata:
+    authorization: Bearer <bot token>
+    and concerns that bot only; without a good token: UNAUTHENTICATED.
+    """
+
+    def SubmitVersion(self, request, context):
+        """Stores the code as a new version of the bot (state building); the same code again is the
+        same version (`created` false). A bad archive or manifest: INVALID_ARGUMENT, with the reason.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListVersions(self, request, context):
+        """The bot's versions, oldest first, with their states.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_SubmissionServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'SubmitVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitVersion,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.SubmitVersionRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.SubmitVersionResponse.SerializeToString,
+            ),
+            'ListVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListVersions,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListVersionsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListVersionsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'grosstarock.arena.v1.SubmissionService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('grosstarock.arena.v1.SubmissionService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class SubmissionService:
+    """---------------------------------------------------------------------------
+    Submitted bots (docs/SUBMIT.md), on servers that host them (`arena serve --hosted`)
+
+    Every call needs the bot's token in the metadata:
+    authorization: Bearer <bot token>
+    and concerns that bot only; without a good token: UNAUTHENTICATED.
+    """
+
+    @staticmethod
+    def SubmitVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/grosstarock.arena.v1.SubmissionService/SubmitVersion',
+            arena_dot_v1_dot_arena__pb2.SubmitVersionRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.SubmitVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/grosstarock.arena.v1.SubmissionService/ListVersions',
+            arena_dot_v1_dot_arena__pb2.ListVersionsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

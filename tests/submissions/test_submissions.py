@@ -68,9 +68,9 @@ def hosted(database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             server.start()
         submissions = example_submissions(directory / "submissions")
         submitted = {}
-        for lang in LANGUAGES:
-            result = arena("bot", "submit", submissions[lang], "--token", tokens[lang], "--store", database)
-            submitted[lang] = result
+        for lang in LANGUAGES:  # the Node bot over the API, the others into the store
+            where = ("--server", f"127.0.0.1:{servers[0].port}") if lang == "node" else ("--store", database)
+            submitted[lang] = arena("bot", "submit", submissions[lang], "--token", tokens[lang], *where)
         yield {
             "url": database,
             "tokens": tokens,
@@ -125,6 +125,14 @@ def test_examples_are_built_tested_active_and_rated_on_two_servers(hosted: dict[
     assert listed.returncode == 0, listed.stderr
     [cpp] = json.loads(listed.stdout)["versions"]
     assert (cpp["state"], cpp["language"], cpp["reason"]) == ("active", "cpp", "")
+    api = ("--server", f"127.0.0.1:{hosted['servers'][1].port}")
+    [node] = json.loads(arena("bot", "versions", "--token", tokens["node"], *api, "--json").stdout)[
+        "versions"
+    ]
+    assert (node["bot"], node["state"], node["language"]) == ("hosted-node", "active", "node")
+    refused = arena("bot", "versions", "--token", "gta_not-a-token", *api)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith("no bot registered in this arena has this token")
     for lang in LANGUAGES:
         report = json.loads(
             arena("bot", "report", "1", "--token", tokens[lang], "--store", url, "--json").stdout

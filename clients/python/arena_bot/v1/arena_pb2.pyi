@@ -621,3 +621,49 @@ class Paused(_message.Message):
     reason: str
     until_ms: int
     def __init__(self, reason: _Optional[str] = ..., until_ms: _Optional[int] = ...) -> None: ...
+
+class SubmitVersionRequest(_message.Message):
+    __slots__ = ("archive",)
+    ARCHIVE_FIELD_NUMBER: _ClassVar[int]
+    archive: bytes
+    def __init__(self, archive: _Optional[bytes] = ...) -> None: ...
+
+class BotVersion(_message.Message):
+    __slots__ = ("bot", "version", "digest", "language", "state", "reason", "submitted_ms", "report")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_MS_FIELD_NUMBER: _ClassVar[int]
+    REPORT_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    version: int
+    digest: str
+    language: str
+    state: str
+    reason: str
+    submitted_ms: int
+    report: str
+    def __init__(self, bot: _Optional[str] = ..., version: _Optional[int] = ..., digest: _Optional[str] = ..., language: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., submitted_ms: _Optional[int] = ..., report: _Optional[str] = ...) -> None: ...
+
+class SubmitVersionResponse(_message.Message):
+    __slots__ = ("version", "created")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    version: BotVersion
+    created: bool
+    def __init__(self, version: _Optional[_Union[BotVersion, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class ListVersionsRequest(_message.Message):
+    __slots__ = ("reports",)
+    REPORTS_FIELD_NUMBER: _ClassVar[int]
+    reports: bool
+    def __init__(self, reports: _Optional[bool] = ...) -> None: ...
+
+class ListVersionsResponse(_message.Message):
+    __slots__ = ("versions",)
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    versions: _containers.RepeatedCompositeFieldContainer[BotVersion]
+    def __init__(self, versions: _Optional[_Iterable[_Union[BotVersion, _Mapping]]] = ...) -> None: ...
