@@ -51,6 +51,11 @@ KEEP_ENDED = 200
 MAX_INVALID = 50
 """Invalid answers per decision before the fault policy acts: a person's misclicks are no bot's bug."""
 BOTS = tuple(EXAMPLES)
+CONNECT = "connect"
+"""A seat left for a bot of the person's own, which dials in to the referee with that seat's token."""
+CHOICES = (*BOTS, CONNECT)
+CONNECT_WAIT_S = 120.0
+"""How long a table with a seat left for a bot of the person's waits for every Hello."""
 ABSENT_S = 60.0
 """A person whose page has not polled for this long has left: the seat's link goes down (the page
 polls again at once after each answer, and a poll waits at most `play.POLL_S`)."""
@@ -179,7 +184,8 @@ class Table:
     seat: int  # the person's seat; -1 at a table of bots only (a play-on with a bot)
     token: str  # speaks for `seat` alone
     link: HumanLink | None
-    bots: dict[int, str] = field(default_factory=dict)  # seat → example bot
+    bots: dict[int, str] = field(default_factory=dict)  # seat → example bot, or CONNECT
+    seat_tokens: dict[int, str] = field(default_factory=dict)  # the CONNECT seats' referee tokens
 
     @property
     def match_id(self) -> str:
@@ -230,7 +236,7 @@ class Tables:
             raise TableError(f"seat {seat} is not a seat of {variant.name} (0 to {variant.seats - 1})")
         others = [s for s in range(variant.seats) if s != seat]
         chosen = _bots_for(others, list(bots))
-        names = tuple(name if s == seat else f"{chosen[s]}-{s}" for s in range(variant.seats))
+        names = tuple(name if s == seat else _name(chosen[s], s) for s in range(variant.seats))
         self._check_room()
         config = MatchConfig(
             variant=variant,
@@ -239,6 +245,7 @@ class Tables:
             seat_names=names,
             time_control=clock,
             max_invalid=MAX_INVALID,
+            start_timeout_s=_start_timeout(chosen),
         )
         runner = self.hub.create_match(config)
         return self._seat(runner, seat, chosen)
@@ -270,13 +277,13 @@ class Tables:
             if not bot:
                 raise TableError(
                     f"seat {s} was played by {recorded or 'an unknown bot'!r}, which this site cannot seat: "
-                    f"choose one of {', '.join(BOTS)} for it"
+                    f"choose one of {', '.join(CHOICES)} for it"
                 )
-            if bot not in BOTS:
-                raise TableError(f"seat {s}: {bot!r} is not one of {', '.join(BOTS)}")
+            if bot not in CHOICES:
+                raise TableError(f"seat {s}: {bot!r} is not one of {', '.join(CHOICES)}")
             chosen[s] = bot
-        names = tuple(name if s == seat else f"{chosen[s]}-{s}" for s in range(seats))
-        config = play_on_config(replay, deal, names, clock, MAX_INVALID)
+        names = tuple(name if s == seat else _name(chosen[s], s) for s in range(seats))
+        config = play_on_config(replay, deal, names, clock, MAX_INVALID, _start_timeout(chosen))
         self._check_room()
 
         def make(match_id: str, config: MatchConfig, replay_dir: Path) -> MatchRunner:
@@ -287,12 +294,14 @@ class Tables:
 
     def _seat(self, runner: MatchRunner, seat: int, bots: dict[int, str]) -> Table:
         for s, bot in bots.items():
-            seat_inprocess(runner, s, load_bot(f"inprocess:{bot}"), seed=f"{runner.config.seed}:{s}")
+            if bot != CONNECT:
+                seat_inprocess(runner, s, load_bot(f"inprocess:{bot}"), seed=f"{runner.config.seed}:{s}")
         link = None
         if seat >= 0:
             link = HumanLink(runner, seat)
             link.start()
         table = Table(runner, seat, secrets.token_urlsafe(24), link, bots)
+        table.seat_tokens = {s: runner.seats[s].token for s, bot in bots.items() if bot == CONNECT}
         self.tables[runner.match_id] = table
         self.hub.nursery.start_soon(self._watch, table)
         log.info("table with a person", match_id=runner.match_id, seat=seat, bots=bots)
@@ -318,7 +327,16 @@ def _bots_for(seats: list[int], bots: list[str]) -> dict[int, str]:
     if len(bots) > len(seats):
         raise TableError(f"{len(bots)} bots for {len(seats)} seats")
     for bot in bots:
-        if bot not in BOTS:
-            raise TableError(f"{bot!r} is not one of {', '.join(BOTS)}")
+        if bot not in CHOICES:
+            raise TableError(f"{bot!r} is not one of {', '.join(CHOICES)}")
     bots = bots or ["heuristic"]
     return {s: bots[min(i, len(bots) - 1)] for i, s in enumerate(seats)}
+
+
+def _name(bot: str, seat: int) -> str:
+    return f"{'your-bot' if bot == CONNECT else bot}-{seat}"
+
+
+def _start_timeout(bots: dict[int, str]) -> float:
+    """A bot of the person's own gets time to be started and dial in."""
+    return CONNECT_WAIT_S if CONNECT in bots.values() else MatchConfig.start_timeout_s

@@ -33,7 +33,7 @@ from ..protocol import action_message
 from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
 from ..v1 import arena_pb2 as pb
-from .human import BOTS, HumanLink, Table, TableError, Tables, time_control
+from .human import CHOICES, CONNECT_WAIT_S, HumanLink, Table, TableError, Tables, time_control
 from .playon import PlayOnError
 
 MAX_BODY_BYTES = 4096
@@ -111,7 +111,7 @@ async def api_play_options(request: Request) -> Response:
     tables = _tables(request)
     limits = {name: {"min": low, "max": high, "default": d} for name, (low, high, d) in LIMITS.items()}
     seats = {name: find_variant(name).seats for name in VARIANT_NAMES}
-    options: dict[str, Any] = {"variants": list(VARIANT_NAMES), "seats": seats, "bots": list(BOTS)}
+    options: dict[str, Any] = {"variants": list(VARIANT_NAMES), "seats": seats, "bots": list(CHOICES)}
     options["limits"] = limits
     source = request.query_params.get("from")
     if source is not None:
@@ -166,13 +166,16 @@ async def api_play_start(request: Request) -> Response:
             seat = _int(body, "seat", 0, variant.seats - 1, 0)
             bots = body.get("bots", [])
             if not isinstance(bots, list) or not all(isinstance(b, str) for b in bots):
-                raise HTTPException(400, f"bots: a list of {', '.join(BOTS)}")
+                raise HTTPException(400, f"bots: a list of {', '.join(CHOICES)}")
             table = tables.start(variant, seat, bots, _setting(body, "deals"), clock, name)
     except (TableError, PlayOnError, ConfigError) as exc:
         raise HTTPException(400, str(exc)) from None
     except OverflowError as exc:
         raise HTTPException(503, str(exc)) from None
     answer = table.describe()
+    if table.seat_tokens:  # for the person's own bots, to dial in with (ARENA_TOKEN)
+        answer["seat_tokens"] = {str(s): token for s, token in table.seat_tokens.items()}
+        answer["connect_wait_s"] = CONNECT_WAIT_S
     if table.link is not None:
         answer.update(token=table.token, url=f"/play/{table.match_id}#token={table.token}")
     else:

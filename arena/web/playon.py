@@ -56,7 +56,12 @@ def turns_before(replay: Replay, deal: int) -> int:
 
 
 def play_on_config(
-    replay: Replay, deal: int, seat_names: tuple[str, ...], time_control: TimeControl, max_invalid: int
+    replay: Replay,
+    deal: int,
+    seat_names: tuple[str, ...],
+    time_control: TimeControl,
+    max_invalid: int,
+    start_timeout_s: float = MatchConfig.start_timeout_s,
 ) -> MatchConfig:
     """The new match's settings: the recording's variant and seed, up to the chosen deal."""
     check_position(replay, deal, 0)
@@ -68,6 +73,7 @@ def play_on_config(
         seat_names=seat_names,
         time_control=time_control,
         max_invalid=max_invalid,
+        start_timeout_s=start_timeout_s,
     )
 
 

@@ -31,6 +31,7 @@ import pytest
 from support.browser import CSP_LISTENER, find_chromium
 
 from arena.engine import VARIANT_NAMES
+from arena.server.local import bot_environment
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -43,6 +44,7 @@ LEGAL = ".tc-mine .tc-legal, .tc-mine button.tc-action"
 @dataclass
 class Server:
     url: str
+    grpc: str  # 127.0.0.1:PORT, where bots dial in
     replays: Path
     process: subprocess.Popen[str]
     played: list[str] = field(default_factory=list)  # match ids of the tables played to the end
@@ -86,13 +88,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
     threading.Thread(target=pump, daemon=True).start()
     try:
-        url = ""
+        url = grpc = ""
         deadline = time.monotonic() + 30
-        while not url:
+        while not (url and grpc):
             line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            if line.startswith("{") and json.loads(line).get("event") == "web site listening":
-                url = json.loads(line)["url"].rstrip("/")
-        yield Server(url, directory / "replays", process)
+            record = json.loads(line) if line.startswith("{") else {}
+            if record.get("event") == "web site listening":
+                url = record["url"].rstrip("/")
+            elif record.get("event") == "server listening":
+                grpc = f"127.0.0.1:{record['port']}"
+        yield Server(url, grpc, directory / "replays", process)
     finally:
         process.terminate()
         process.wait(30)
@@ -315,9 +320,37 @@ def test_play_on_from_a_position_seats_the_person_there(server: Server, page: An
     assert [(a["seat"], a["action"]) for a in again] == [(a["seat"], a["action"]) for a in decisions[:9]]
 
 
+def test_play_on_leaves_a_seat_for_your_own_bot(server: Server, page: Any) -> None:
+    """Play on with bots alone, one seat left for a bot of one's own: the page shows that seat's
+    token, a real bot process (the SDK's random bot) dials in with it, and the match ends."""
+    source = server.played[0]
+    replay = (server.replays / f"{source}.jsonl").read_text().splitlines()
+    human = next(json.loads(x)["seat"] for x in replay if '"bot_name":"human"' in x)
+    page.goto(f"{server.url}/play?from={source}&deal=0&step=4")
+    page.wait_for_selector("#bots select")
+    page.select_option("select[name=seat]", "")
+    page.select_option(f"select[name=bot-{human}]", "connect")
+    page.click("#go")
+    token = page.locator(f".seat-token[data-seat='{human}']").text_content().removeprefix("ARENA_TOKEN=")
+    match_id = page.locator("#to-table").get_attribute("href").split("/")[2]
+    bot = subprocess.Popen(
+        [sys.executable, "-m", "arena_bot.random_bot"],
+        env=bot_environment(server.grpc, token, human),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _out, err = bot.communicate(timeout=60)
+    assert bot.returncode == 0, err
+    lines = [json.loads(x) for x in (server.replays / f"{match_id}.jsonl").read_text().splitlines()]
+    assert lines[-1]["type"] == "match_end" and lines[-1]["termination"] == "completed"
+    assert [x["bot_name"] for x in lines if x["type"] == "hello" and x["seat"] == human] == ["random"]
+    server.played.append(match_id)
+
+
 def test_every_replay_verifies(server: Server) -> None:
     """Run last: the replays of every table above, with the command a user runs."""
-    assert len(server.played) == len(VARIANT_NAMES) + 1
+    assert len(server.played) == len(VARIANT_NAMES) + 2
     paths = [str(server.replays / f"{m}.jsonl") for m in server.played]
     command = [sys.executable, "-m", "arena", "replay", "verify", *paths]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)

@@ -77,18 +77,20 @@
     function seats() {
       const count = options.seats[variant.value];
       const seat = form.elements.seat;
-      const chosen = seat.value;
+      const chosen = seat.options.length ? seat.value : null; // null: the first drawing
       const choices = [];
       for (let s = 0; s < count; s++) choices.push(el("option", { value: s }, "seat " + s + (seatNames ? " (" + seatNames[s] + ")" : "")));
       if (playOn) choices.push(el("option", { value: "" }, "none: bots only (watch)"));
       seat.replaceChildren(...choices);
-      if (chosen !== "" && Number(chosen) < count) seat.value = chosen;
+      if (chosen !== null && (chosen === "" || Number(chosen) < count)) seat.value = chosen;
       const bots = [];
       for (let s = 0; s < count; s++) {
         if (String(s) === seat.value) continue;
         const select = el("select", { name: "bot-" + s, "data-seat": s });
         if (playOn) select.append(el("option", { value: "" }, "as recorded"));
-        for (const bot of options.bots) select.append(el("option", { value: bot }, bot));
+        for (const bot of options.bots) {
+          select.append(el("option", { value: bot }, bot === "connect" ? "your bot (dials in with a seat token)" : bot));
+        }
         if (!playOn) select.value = "random";
         bots.push(el("label", {}, "Seat " + s + (seatNames ? " (" + seatNames[s] + ")" : ""), select));
       }
@@ -119,7 +121,18 @@
         });
         const answer = await response.json();
         if (!response.ok) throw new Error(answer.error || response.statusText);
-        location.assign(answer.url);
+        if (!answer.seat_tokens) {
+          location.assign(answer.url);
+          return;
+        }
+        // Seats left for the person's own bots: their tokens, shown once, then on to the table.
+        const lines = Object.entries(answer.seat_tokens).map(([seat, token]) =>
+          el("li", {}, `seat ${seat}: `, el("code", { class: "seat-token", "data-seat": seat }, `ARENA_TOKEN=${token}`)));
+        $("setup").replaceChildren(el("h2", {}, "Start your bot"),
+          el("p", {}, `Within ${answer.connect_wait_s} seconds, start your bot with ARENA_ADDRESS set to this server's ` +
+            "gRPC address and the seat's token (the Python SDK reads both; --address and --token work too):"),
+          el("ul", {}, ...lines),
+          el("p", {}, el("a", { href: answer.url, id: "to-table" }, answer.token ? "go to your seat" : "watch the table")));
       } catch (error) {
         showError($("setup-error"), error);
         $("go").disabled = false;
