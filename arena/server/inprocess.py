@@ -35,6 +35,7 @@ reach the referee's state through it. Other messages are objects, handed over as
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -116,16 +117,19 @@ class InProcessBot:
     argv: tuple[str, ...] = ()  # the spec's arguments, for the class
     example: bool = False  # an example bot: its Hello says `hello_name` whatever the instance says
 
+    @functools.cached_property
+    def takes_seed(self) -> bool:
+        """Whether the class takes `seed=` (looked up once, not for every match)."""
+        return inspect.isclass(self.target) and "seed" in inspect.signature(self.target).parameters
+
     def new(self, seed: str) -> tuple[Callable[[pb.DecisionRequest], Any], Any]:
         """This match's decide hook, and the `Bot` whose `on_…` hooks are called (or None)."""
         target: Any = self.target
         if inspect.isclass(target):
-            make: Any = target
-            parameters = inspect.signature(make).parameters
             kwargs: dict[str, Any] = {"argv": list(self.argv)} if self.argv else {}
-            if "seed" in parameters:
+            if self.takes_seed:
                 kwargs["seed"] = seed or None
-            target = make(**kwargs)
+            target = target(**kwargs)
         elif not hasattr(target, "decide"):
             return target, None  # a decide function
         from arena_bot.match import Bot
