@@ -90,13 +90,18 @@ def _arrangements(bots: list[str], seats: int) -> list[tuple[str, ...]]:
 
 
 def simulate_ladder(
-    variant_name: str, ladder: int, deal_sets: int, seating: str, policy: Policy
+    variant_name: str,
+    ladder: int,
+    deal_sets: int,
+    seating: str,
+    policy: Policy,
+    decks: int = EXPECTATION_DECKS,
 ) -> list[SeatDeal]:
     """One simulated ladder of identical bots (different seeds), one deal per match."""
     variant = find_variant(variant_name)
     seats = variant.seats
     bots = [f"bot{i}" for i in range(seats)]
-    expected = expectation(variant)
+    expected = expectation(variant, decks)
     first = Match(variant, 0, 1).start_deal()
     order = random.Random(f"aa-order:{variant_name}:{ladder}")
     out: list[SeatDeal] = []
@@ -152,13 +157,15 @@ def rejects(xs: Sequence[float]) -> bool:
     return abs(mean) > t95(len(xs) - 1) * math.sqrt(var / len(xs))
 
 
-def aa_calibration(variant: str, ladders: int, deal_sets: int, seating: str, policy: str) -> dict[str, Any]:
+def aa_calibration(
+    variant: str, ladders: int, deal_sets: int, seating: str, policy: str, decks: int = EXPECTATION_DECKS
+) -> dict[str, Any]:
     """A/A: the false-positive rate of bot0 vs bot1 over `ladders` simulated ladders."""
     started = time.perf_counter()
     plain = adjusted = 0
     var_raw = var_adj = 0.0
     for ladder in range(ladders):
-        deals = simulate_ladder(variant, ladder, deal_sets, seating, POLICIES[policy])
+        deals = simulate_ladder(variant, ladder, deal_sets, seating, POLICIES[policy], decks)
         raw, adj = paired(deals, adjusted_points(deals), "bot0", "bot1")
         plain += rejects(raw)
         adjusted += rejects(adj)
