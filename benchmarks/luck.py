@@ -203,9 +203,10 @@ def measure_ladder(db: Path, replay_dir: Path, a: str, b: str) -> dict[str, Any]
     try:
         deals = ladder_deals(conn, replay_dir)
         variant = conn.execute("SELECT json_extract(identity, '$.variant') FROM ladder").fetchone()[0]
-        first_arrangement = {
-            seq for (seq,) in conn.execute("SELECT seq FROM matches WHERE arrangement = 0 AND table_no = 0")
-        }
+        rows = conn.execute("SELECT seq, deal_set, arrangement FROM matches WHERE table_no = 0").fetchall()
+        count = 1 + max(arrangement for _, _, arrangement in rows)
+        # One arrangement per deck, taking each in turn over the deal sets (as random seating would).
+        single_matches = {seq for seq, deal_set, arrangement in rows if arrangement == deal_set % count}
     finally:
         conn.close()
     adjusted = adjusted_points(deals)
@@ -213,7 +214,7 @@ def measure_ladder(db: Path, replay_dir: Path, a: str, b: str) -> dict[str, Any]
     views: dict[str, tuple[Sequence[SeatDeal], Sequence[float]]] = {
         "duplicate": (deals, adjusted),
     }
-    single = [(d, x) for d, x in zip(deals, adjusted, strict=True) if d.match_seq in first_arrangement]
+    single = [(d, x) for d, x in zip(deals, adjusted, strict=True) if d.match_seq in single_matches]
     views["single"] = ([d for d, _ in single], [x for _, x in single])
     for name, (ds, xs) in views.items():
         raw, adj = paired(ds, xs, a, b)
