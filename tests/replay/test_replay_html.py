@@ -30,7 +30,7 @@ from support import BOTS
 from support.browser import Browser, csp_problems
 from support.table import LAYOUT
 
-from arena.engine import DealState, find_variant
+from arena.engine import Card, DealState, find_variant
 from arena.referee.runner import MatchConfig
 from arena.referee.seat import TimeControl
 from arena.replay.html import PAGE_CSP, render_html, script_json
@@ -351,6 +351,15 @@ def test_every_variant_is_drawn_and_fits_a_phone(browser: Browser, tmp_path: Pat
                 assert mine == sorted(str(c) for c in state.hands[1]), where
                 layout = browser.js(f"({LAYOUT})()")
                 assert layout["scrollWidth"] <= phone["width"] and not layout["outside"], (where, layout)
+        # The 78 cards, each its own picture with its index in the corner (the Fool's star).
+        cards = browser.js(
+            "ArenaCards.ALL.map(c => { const f = ArenaCards.face(c);"
+            " return [c, f.getAttribute('aria-label'), f.querySelector('text').textContent]; })"
+        )
+        assert [code for code, _, _ in cards] == [str(Card(i)) for i in range(78)]
+        assert len({label for _, label, _ in cards}) == 78
+        for code, _, index in cards:
+            assert index == ("★" if code == "EX" else code[1:]), (code, index)
         shots = os.environ.get("ARENA_WEB_SCREENSHOTS")
         if shots:  # docs/REPLAYS.md shows the viewer, on a phone and on a wide screen
             page = tmp_path / "american.html"
