@@ -190,10 +190,28 @@ def test_a_new_version_replaces_the_old_between_matches(hosted: dict[str, Any], 
     assert {(e["old"], e["new"]) for e in replaced} == {(1, 2)}
     # No result lost: no match aborted, and every bot's rating counts each of its finished matches.
     assert query(url, "SELECT COUNT(*) FROM matches WHERE state = 'aborted'") == [(0,)]
-    per_bot = Counter(bot for _m, _s, bots in finished_matches(url) for bot in bots)
-    rated = dict(query(url, "SELECT bot, matches FROM ratings WHERE variant = 'grosstarock'"))
-    assert all(rated[bot] >= count - 0 for bot, count in per_bot.items())  # the next ones may be recording
-    assert per_bot["hosted-python"] > 0
+    counted = query(  # one statement: one snapshot of the ratings and the recorded matches
+        url,
+        "SELECT r.bot, r.matches, (SELECT COUNT(*) FROM match_seats s JOIN matches m "
+        "ON m.match_id = s.match_id WHERE s.bot = r.bot AND m.state = 'finished') "
+        "FROM ratings r WHERE r.variant = 'grosstarock'",
+    )
+    assert len(counted) == 3 and all(rated == finished for _bot, rated, finished in counted), counted
+
+    # The operator disables the active version: the servers stop hosting the bot, between matches.
+    disabled = arena("bot", "disable", "hosted-python", "2", "--reason", "cheating", "--store", url)
+    assert disabled.returncode == 0, disabled.stderr
+
+    def let_go() -> bool:
+        return all(server.event("hosted bot no longer active") for server in hosted["servers"])
+
+    wait_for(let_go, 30, "both servers to stop hosting the disabled version")
+    listed = arena("bot", "versions", "--token", tokens["python"], "--store", url, "--json")
+    assert [(v["state"], v["reason"]) for v in json.loads(listed.stdout)["versions"]] == [
+        ("retired", ""),
+        ("disabled", "cheating"),
+    ]
+    assert query(url, "SELECT COUNT(*) FROM matches WHERE state = 'aborted'") == [(0,)]
 
 
 # A C++ source whose compilation takes minutes: a constant expression of some 10^10 steps, each loop
