@@ -198,6 +198,8 @@ def _deal_data(
                 "fault": decision.fault,
                 "line": decision.line,
             }
+            if decision.cpu_ms is not None:  # a seat on a CPU clock: charged its CPU (docs/SANDBOX.md)
+                frame["decision"]["cpu"] = decision.cpu_ms
             point = points.get((log.index, decision.step))
             if point is not None:
                 frame["decision"]["analysis"] = _point_data(point)

@@ -70,6 +70,9 @@ def render_header(replay: Replay, out: TextIO, seat: int | None = None) -> None:
         clock += f" (+{seconds_text(increment)} per decision)"
     if replay.latency_allowance_ms:
         clock += f" · latency allowance up to {replay.latency_allowance_ms} ms per decision"
+    cpu = h.get("cpu_clock")
+    if isinstance(cpu, dict):  # checked by verify: the seats whose clocks charged CPU, not wall time
+        clock += f" · CPU clock for seat {', '.join(map(str, cpu.get('seats', [])))}"
     print(f"clock: {clock} · fault policy {h.get('fault_policy')}", file=out)
     # Version 1 logs have no hello lines: they do not say which bots played.
     hellos = replay.first_hellos() if h.get("version", 1) != 1 else []
@@ -270,6 +273,8 @@ class _Omniscient(_Deal):
         if self.replay.latency_allowance_ms:
             rtt = "no estimate yet" if decision.rtt_ms is None else f"rtt {decision.rtt_ms} ms"
             timing += f" ({rtt}, {decision.allowance_ms} ms allowed, {clock.charged_ms} ms charged)"
+        if decision.cpu_ms is not None:  # a seat on a CPU clock
+            timing += f" ({decision.cpu_ms} ms of CPU charged)"
         choice = f" · 1 of {legal}" if legal > 1 else " · forced"
         self.line(f"{text:<44}{timing}{choice}")
         if decision.fault is not None:

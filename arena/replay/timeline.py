@@ -35,7 +35,7 @@ class Clock:
 
     limit_ms: int  # per-decision limit plus the bank: `DecisionRequest.time_limit_ms`
     bank_ms: int  # the bank before the decision: `DecisionRequest.bank_ms`
-    charged_ms: int  # the think time charged to the clock: think_ms less the latency allowance used
+    charged_ms: int  # charged to the clock: think_ms less the latency allowance used, or cpu_ms
 
 
 def clocks(replay: Replay) -> dict[tuple[int, int], Clock]:
@@ -64,7 +64,10 @@ def _clock(replay: Replay) -> tuple[dict[tuple[int, int], Clock], list[int]]:
         for decision in deal.decisions:
             seat = decision.seat
             before = banks[seat]
-            charged = decision.think_ms - decision.allowance_ms
+            # A seat on a CPU clock (the header's `cpu_clock`) was charged its CPU, not wall time.
+            charged = (
+                decision.think_ms - decision.allowance_ms if decision.cpu_ms is None else decision.cpu_ms
+            )
             out[deal.index, decision.step] = Clock(per + before, before, charged)
             if decision.fault is not None:
                 if decision.fault.get("kind") == "timeout":

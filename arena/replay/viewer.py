@@ -226,7 +226,8 @@ function renderDecision(frame, d, viewer) {
     box.append(el("div", { id: "think",
       text: `think ${d.think} ms of ${d.limit} ms (${DATA.clock.perDecision} + bank ${d.bank})` +
         (d.latency ? ` · ${d.latency.rtt === null ? "no estimate yet" : `rtt ${d.latency.rtt} ms`}, ` +
-          `${d.latency.allowed} ms allowed, ${d.latency.charged} ms charged` : "") }));
+          `${d.latency.allowed} ms allowed, ${d.latency.charged} ms charged` : "") +
+        (d.cpu !== undefined ? ` · ${d.cpu} ms of CPU charged` : "") }));
     const legal = frame.views[d.seat].legal || [];
     const list = el("div", { class: "legal", id: "offered" });
     const a = d.analysis || null;
