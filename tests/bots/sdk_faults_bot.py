@@ -6,6 +6,8 @@
 Every class plays the heuristic bot's choices (deterministic) except at request `AT`:
 Raise raises, Exit calls sys.exit(3), Wrong answers three different illegal actions (an illegal
 fault), WrongOnce answers one illegal action and then the heuristic's, Overrun sleeps 1.5 s first.
+Slow is no fault: it sleeps 6 ms before every answer (longer than the referee runs without
+yielding to its other tasks).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from arena_bot.v1 import arena_pb2
 
 AT = 5
 OVERRUN_S = 1.5
+SLOW_S = 0.006
 
 
 class Faulty(Bot):
@@ -73,6 +76,12 @@ class WrongOnce(Wrong):
 class Overrun(Faulty):
     def misbehave(self, request: arena_pb2.DecisionRequest) -> arena_pb2.Action | str:
         time.sleep(OVERRUN_S)
+        return heuristic(request)
+
+
+class Slow(Faulty):
+    def decide(self, request: arena_pb2.DecisionRequest) -> arena_pb2.Action | str:
+        time.sleep(SLOW_S)
         return heuristic(request)
 
 

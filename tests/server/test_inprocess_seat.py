@@ -4,6 +4,7 @@ the same bot does as a process over gRPC (a real server on 127.0.0.1, real bot p
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,9 @@ from support import BOTS
 from support.inprocess import normalised
 
 from arena.engine import find_variant
-from arena.referee.runner import MatchConfig
+from arena.referee.runner import YIELD_AFTER_S, MatchConfig, MatchRunner
 from arena.referee.seat import TimeControl
-from arena.server.inprocess import InProcessError, load_bot
+from arena.server.inprocess import InProcessError, load_bot, seat_inprocess
 from arena.server.local import EXAMPLE_BOTS, play_match
 
 FAULTY = BOTS / "sdk_faults_bot.py"
@@ -66,3 +67,41 @@ def test_a_spec_names_an_example_a_class_or_fails_in_one_line() -> None:
         load_bot(f"inprocess:{FAULTY}:Nothing")
     with pytest.raises(InProcessError, match="cannot import"):
         load_bot("inprocess:no_such_bot_module")
+
+
+def test_a_match_of_in_process_bots_lets_the_other_tasks_of_its_process_run(tmp_path: Path) -> None:
+    """Its decisions never wait (the answer is there when the referee looks), so the match yields
+    on its own once `YIELD_AFTER_S` has passed: with bots slower than that, a task beside it
+    runs between its decisions, as other matches and the server of the referee process must."""
+    slow = load_bot(f"inprocess:{FAULTY}:Slow")
+    assert sys.modules[slow.target.__module__].SLOW_S > YIELD_AFTER_S
+    config = MatchConfig(
+        find_variant("grosstarock"),
+        deals=1,
+        seed=21,
+        seat_names=("a", "b", "c"),
+        time_control=TimeControl(per_decision_ms=1000, bank_ms=0),
+    )
+
+    async def main() -> tuple[set[int], int]:
+        runner = MatchRunner("yielding", config, tmp_path)
+        for seat in range(3):
+            seat_inprocess(runner, seat, slow, "")
+        seen: set[int] = set()  # the match's decision counts the task beside it saw
+
+        async def beside() -> None:
+            while True:
+                seen.add(runner.decisions)
+                await trio.lowlevel.checkpoint()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(beside)
+            await runner.run()
+            nursery.cancel_scope.cancel()
+        return seen, runner.decisions
+
+    seen, decisions = trio.run(main)
+    assert decisions > 50
+    # It ran at every yield, once a decision; trio runs the two in either order each time, so
+    # it saw at least every other count (without the yields: the first and the last).
+    assert len(seen) >= decisions // 2
