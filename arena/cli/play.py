@@ -49,7 +49,8 @@ bots:
   plays your bot in seat 0 against them. Each bot's output goes to
   DIR/bot-logs/<match_id>-seat<N>.log. `--bot inprocess:SPEC` runs a bot of the
   Python SDK inside the referee's process instead (SPEC: an example bot's name,
-  MODULE, MODULE:ATTRIBUTE or FILE.py:ATTRIBUTE; docs/LADDER.md, "In-process bots").
+  MODULE, MODULE:ATTRIBUTE or FILE.py:ATTRIBUTE, or "bridge ARGUMENTS" for the
+  research bridge; docs/LADDER.md, "In-process bots").
 
 exit status:
   {OK}    every seat said Hello and played without a fault (answers the referee
