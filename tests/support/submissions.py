@@ -65,6 +65,7 @@ class HostedServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        """Start it; `wait_listening` waits until it listens."""
         env = dict(os.environ)
         if (CPP_SDK / "libarena_protocol.a").is_file():
             env["ARENA_CPP_SDK"] = str(CPP_SDK)
@@ -83,7 +84,9 @@ class HostedServer:
                 stderr=log,
                 env=env,
             )
-        wait_for(lambda: self.event("server listening") or self._exited(), 30, "the server to listen")
+
+    def wait_listening(self) -> None:
+        wait_for(lambda: self.event("server listening") or self._exited(), 60, "the server to listen")
 
     def _exited(self) -> bool:
         assert self.process is not None
