@@ -38,6 +38,8 @@ The value (schema 1; docs/REPLAYS.md, "The table state"):
                     "card"}`` (``card``: the card a play, discard or call names, else null); else null
 ``result``          the end of the deal: ``{"annulled", "card_points", "deltas", "pots"}`` or null
 ``status``          one line saying where the deal is
+``now_ms``          the server's clock (ms since the epoch) when the state was made, or null: a
+                    page counts a deadline down from it, whatever its own clock says
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ def table_state(
     deals: int | None = None,
     step: int | None = None,
     last_points: int | None = None,
+    now_ms: int | None = None,
 ) -> dict[str, Any]:
     """The table state (module docstring) of one position.
 
@@ -232,6 +235,7 @@ def table_state(
         "legal": legal,
         "result": public.get("result"),
         "status": _status(public, names),
+        "now_ms": now_ms,
     }
 
 

@@ -306,6 +306,7 @@ class MatchFeed:
             clocks=clocks,
             deal=self.deal,
             deals=c.deals,
+            now_ms=now_ms(),
         )
 
     def table_event(self) -> bytes:

@@ -90,7 +90,9 @@ const ArenaTable = (() => {
       if (seat.clock) {
         const c = seat.clock;
         if (c.deadline_ms && seat.acting) {
-          box.append(h("div", { class: "tc-clock", "data-deadline": c.deadline_ms, title: "time left for this decision" }, ""));
+          // The deadline is the server's time: counted on this page's clock from when the state was made.
+          const skew = state.now_ms ? Date.now() - state.now_ms : 0;
+          box.append(h("div", { class: "tc-clock", "data-deadline": c.deadline_ms + skew, title: "time left for this decision" }, ""));
         } else if (c.bank_ms) {
           box.append(h("div", { class: "tc-clock tc-still" }, "bank " + seconds(c.bank_ms)));
         }
