@@ -41,6 +41,7 @@ from .versions import VersionRecord, Versions
 log = structlog.get_logger()
 
 _hosted_ids = itertools.count(1)
+STOP_WAIT_S = 5.0  # at a stop, for the matches of hosted bots to end before their processes do
 
 
 class HostedProcess(Protocol):
@@ -345,6 +346,14 @@ class HostedBots:
                         self._nursery.start_soon(process.stop)
 
     async def stop_all(self) -> None:
+        """Stop every process; those in a match once it has ended (a stop cuts matches off, and a
+        bot killed first would be charged faults in a match the referee then completes)."""
+        busy = [match_id for h in self.bots.values() for match_id in h.busy]
+        with trio.move_on_after(STOP_WAIT_S):
+            for match_id in busy:
+                runner = self.state.hub.matches.get(match_id)
+                if runner is not None:
+                    await runner.done.wait()
         processes = [p for h in self.bots.values() for p in [*h.idle, *h.busy.values()]]
         processes += list(self._retiring)
         async with trio.open_nursery() as nursery:
