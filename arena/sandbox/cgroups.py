@@ -165,21 +165,27 @@ def _read_keyed(path: Path) -> dict[str, int]:
 class Cgroup:
     """One sandbox's group (a directory per v1 controller, or one v2 directory)."""
 
-    def __init__(self, name: str, memory_bytes: int, pids: int, cpus: float) -> None:
+    def __init__(self, name: str, memory_bytes: int, pids: int, cpus: float | None) -> None:
+        """`cpus` None: no CPU quota. On cgroup v1 with cpu and cpuacct mounted apart, the group then
+        stays out of the cpu controller: a group of its own there is a scheduling entity of its own,
+        which on a busy machine waits for its turn after every wake-up (docs/SANDBOX.md)."""
         self.layout = layout()
         self.name = name
         self.dirs = {controller: parent / name for controller, parent in self.layout.parents.items()}
+        v1 = self.layout.parents
+        if cpus is None and self.layout.version == 1 and v1["cpu"] != v1["cpuacct"]:
+            del self.dirs["cpu"]
         self._usage_fd = -1
         for path in set(self.dirs.values()):
             path.mkdir()
-        quota = max(1000, int(cpus * CFS_PERIOD_US))
+        quota = -1 if cpus is None else max(1000, int(cpus * CFS_PERIOD_US))
         try:
             if self.layout.version == 2:
                 d = self.dirs[""]
                 (d / "memory.max").write_text(str(memory_bytes))
                 (d / "memory.swap.max").write_text("0")
                 (d / "pids.max").write_text(str(pids))
-                (d / "cpu.max").write_text(f"{quota} {CFS_PERIOD_US}")
+                (d / "cpu.max").write_text(f"{quota if quota > 0 else 'max'} {CFS_PERIOD_US}")
                 self._usage = d / "cpu.stat"
             else:
                 memory = self.dirs["memory"]
@@ -188,9 +194,10 @@ class Cgroup:
                 with contextlib.suppress(OSError):
                     (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
                 (self.dirs["pids"] / "pids.max").write_text(str(pids))
-                cpu = self.dirs["cpu"]
-                (cpu / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
-                (cpu / "cpu.cfs_quota_us").write_text(str(quota))
+                cpu = self.dirs.get("cpu")
+                if cpu is not None:
+                    (cpu / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
+                    (cpu / "cpu.cfs_quota_us").write_text(str(quota))
                 self._usage = self.dirs["cpuacct"] / "cpuacct.usage"
         except OSError:
             self.remove()

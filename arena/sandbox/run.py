@@ -61,13 +61,18 @@ class Limits:
 
     memory_bytes: int = 512 * MiB
     pids: int = 64
-    cpus: float = 1.0  # the CPU quota, in cores
+    cpus: float | None = 1.0  # the CPU quota, in cores; None: none (the CPU is still measured)
     scratch_bytes: int = 64 * MiB
     output_bytes: int = 1 * MiB
     wall_s: float | None = None
 
     def __post_init__(self) -> None:
-        if self.memory_bytes < 4 * MiB or self.pids < 1 or self.cpus <= 0 or self.scratch_bytes < 0:
+        if (
+            self.memory_bytes < 4 * MiB
+            or self.pids < 1
+            or (self.cpus is not None and self.cpus <= 0)
+            or self.scratch_bytes < 0
+        ):
             raise ValueError(f"impossible sandbox limits: {self}")
         if self.wall_s is not None and self.wall_s <= 0:
             raise ValueError("wall_s is positive or None")
