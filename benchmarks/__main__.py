@@ -277,6 +277,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--matches", type=positive_int, default=2, metavar="K", help="at once (default 2)")
     bench.add_argument("--deals", type=positive_int, default=6, metavar="N", help="per match (default 6)")
     bench.add_argument("--bare", type=positive_int, default=20, metavar="N", help="bare sandboxes (20)")
+    bench.add_argument(
+        "--cpus",
+        type=lambda text: None if text == "none" else float(text),
+        default=1.0,
+        metavar="C|none",
+        help="the sandboxes' CPU quota in cores, or none (default 1)",
+    )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_sandbox, parser=bench)
     return parser
@@ -293,7 +300,7 @@ def _cmd_bench_sandbox(args: argparse.Namespace) -> int:
     if why is not None:
         raise CliError(f"sandboxes cannot run here: {why}")
     configure(logging.WARNING)  # the numbers are the output
-    report(bench_sandbox(args.rounds, args.matches, args.deals, args.bare), args.json)
+    report(bench_sandbox(args.rounds, args.matches, args.deals, args.bare, args.cpus), args.json)
     return 0
 
 

@@ -27,7 +27,7 @@ import trio
 from arena.engine import find_variant
 from arena.referee.runner import MatchConfig, MatchRunner
 from arena.referee.seat import MatchState
-from arena.sandbox import start
+from arena.sandbox import Limits, start
 from arena.server.app import serve
 from arena.server.local import EXAMPLE_BOTS, launch_bot
 from arena.server.sandboxed import Sandboxing, start_sandboxed, watch_sandboxed
@@ -67,7 +67,9 @@ async def _watch(
     times.append((running, trio.current_time()))
 
 
-async def _round(sandboxed: bool, matches: int, deals: int, directory: Path, side: Side) -> None:
+async def _round(
+    sandboxed: bool, matches: int, deals: int, directory: Path, side: Side, limits: Limits
+) -> None:
     variant = find_variant("grosstarock")
     config = MatchConfig(variant, deals, 1, ("a", "b", "c"))
     bot = EXAMPLE_BOTS["random"]
@@ -85,7 +87,7 @@ async def _round(sandboxed: bool, matches: int, deals: int, directory: Path, sid
             for seat in range(variant.seats):
                 log = logs / f"{runner.match_id}-{seat}.log"
                 if socket is not None:
-                    box = start_sandboxed(runner, seat, bot, socket, log, Sandboxing())
+                    box = start_sandboxed(runner, seat, bot, socket, log, Sandboxing(limits=limits))
                     nursery.start_soon(watch_sandboxed, runner, seat, box)
                 else:
                     token = runner.seats[seat].token
@@ -112,20 +114,24 @@ def bare_start_s(count: int, directory: Path) -> float:
     return statistics.median(spans)
 
 
-def bench_sandbox(rounds: int, matches: int, deals: int, bare: int) -> dict[str, Any]:
+def bench_sandbox(
+    rounds: int, matches: int, deals: int, bare: int, cpus: float | None = 1.0
+) -> dict[str, Any]:
     inside, outside = Side(), Side()
+    limits = Limits(cpus=cpus)
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as scratch:
         for n in range(rounds):
             for sandboxed, side in ((False, outside), (True, inside)):
                 directory = Path(scratch) / f"{n}-{'in' if sandboxed else 'out'}"
                 directory.mkdir()
-                trio.run(_round, sandboxed, matches, deals, directory, side)
+                trio.run(_round, sandboxed, matches, deals, directory, side, limits)
         bare_s = bare_start_s(bare, Path(scratch))
     return {
         "bot": "the example random bot (Python SDK), one process per seat",
         "matches_at_once": matches,
         "deals_per_match": deals,
         "rounds_per_side": rounds,
+        "cpu_quota_cores": cpus,
         "outside": outside.to_dict(),
         "inside": inside.to_dict(),
         "ratio_inside_outside": ratio(inside.rate, outside.rate),
