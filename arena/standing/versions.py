@@ -153,19 +153,22 @@ class Versions:
 
     def claim(self, worker: str, stale_ms: int = 600_000) -> VersionRecord | None:
         """The oldest version waiting for a build, now this worker's; None when none waits. A
-        version a worker claimed more than `stale_ms` ago without finishing (it died) is claimed
-        again."""
+        version a worker claimed (building or testing) more than `stale_ms` ago without finishing
+        it (the worker died) is claimed again, from its build."""
+        stale = now_ms() - stale_ms
         with self.store.transaction() as db:
             lock = " FOR UPDATE SKIP LOCKED" if self.store.postgres else ""
             row = db.execute(
-                "SELECT bot, version FROM bot_versions WHERE state = 'building' "
-                "AND (worker = '' OR updated_ms < ?) ORDER BY submitted_ms, bot, version LIMIT 1" + lock,
-                (now_ms() - stale_ms,),
+                "SELECT bot, version FROM bot_versions WHERE (state = 'building' AND worker = '') "
+                "OR (state IN ('building', 'testing') AND updated_ms < ?) "
+                "ORDER BY submitted_ms, bot, version LIMIT 1" + lock,
+                (stale,),
             ).fetchone()
             if row is None:
                 return None
             db.execute(
-                "UPDATE bot_versions SET worker = ?, updated_ms = ? WHERE bot = ? AND version = ?",
+                "UPDATE bot_versions SET state = 'building', worker = ?, updated_ms = ? "
+                "WHERE bot = ? AND version = ?",
                 (worker, now_ms(), row[0], int(row[1])),
             )
         return self.version(row[0], int(row[1]))
