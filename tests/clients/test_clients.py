@@ -7,6 +7,7 @@ skipped with the reason; with CI=true a missing tool fails them (CI installs eve
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -115,6 +117,34 @@ def test_a_foreign_bot_plays_full_matches_against_the_python_bots(
         assert replay_record(record).result().to_dict() == record["result"]
     assert sum(1 for line in lines if line["type"] == "action" and line["seat"] == 0) > 20
     assert lines[-1]["scores"] == runner.match.scores
+
+
+@pytest.mark.parametrize("language", ["python", "node", "cpp"])
+def test_every_sdk_dials_the_servers_unix_socket(
+    tmp_path: Path, request: pytest.FixtureRequest, language: str
+) -> None:
+    """`unix:PATH` as the address (a sandboxed bot's only way to the server: docs/SANDBOX.md)."""
+    bot = EXAMPLE_BOTS["random"] if language == "python" else request.getfixturevalue(f"{language}_bot")
+    socket = Path(tempfile.mkdtemp(prefix="arena-", dir="/tmp")) / "referee.sock"  # a short path
+
+    async def main() -> MatchRunner:
+        async with trio.open_nursery() as nursery:
+            hub, _ = await nursery.start(functools.partial(serve, "127.0.0.1", 0, tmp_path, unix=socket))
+            runner = hub.create_match(config("grosstarock"))
+            for seat in range(3):
+                token = runner.seats[seat].token
+                nursery.start_soon(launch_bot, runner, seat, token, bot, f"unix:{socket}", None)
+            await runner.done.wait()
+            nursery.cancel_scope.cancel()
+        return runner
+
+    try:
+        runner = trio.run(main)
+    finally:
+        shutil.rmtree(socket.parent)
+    assert runner.termination == "completed"
+    assert runner.replay_path is not None and faults_in(read_replay(runner.replay_path)) == []
+    assert not socket.exists()  # removed when the server stopped
 
 
 # --------------------------------------------------------------------------- the conformance kit
@@ -248,6 +278,7 @@ def test_the_grpcurl_walkthrough_runs(tmp_path: Path) -> None:
 def test_a_replaced_python_bot_stops_instead_of_taking_its_seat_back(tmp_path: Path) -> None:
     """Two processes of the Python SDK's bot on one seat token: the second takes the seat, the
     first's stream ends ABORTED and it stops; neither dials again (docs/PROTOCOL.md)."""
+
     async def scenario() -> MatchRunner:
         async with trio.open_nursery() as nursery:
             hub, port = await nursery.start(serve, "127.0.0.1", 0, tmp_path)
