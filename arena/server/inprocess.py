@@ -287,8 +287,11 @@ class InProcessLink:
         if action is None:
             return  # every legal action was rejected: the SDK waits (for the deadline)
         session.tried.append(action)
-        reply = pb.ActionReply(request_id=request.request_id, action=action)
-        self.runner.deliver(self.seat, self, pb.BotMessage(action=reply))
+        message = pb.BotMessage()  # filled in place: nested constructors copy the answer twice
+        reply = message.action
+        reply.request_id = request.request_id
+        reply.action.CopyFrom(action)
+        self.runner.deliver(self.seat, self, message)
 
     def _crash(self, exc: BaseException) -> None:
         """What the bot's process would have done: died with its status, its stream broken."""
