@@ -26,7 +26,7 @@ from arena.sandbox import Limits
 from arena.server.local import play_matches
 from arena.server.sandboxed import Sandboxing
 
-ROUNDS = 16  # rounds of hashing 1 MiB per decision
+ROUNDS = 24  # rounds of hashing 1 MiB per decision
 HOGS = 2  # busy processes beside the second bot, on its core, each in a session of its own (Linux
 # shares a core between sessions first: its autogroups)
 
