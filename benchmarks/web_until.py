@@ -55,7 +55,9 @@ class WorkClock(ViewerClock):
     def step(self) -> None:
         self.ticks += 1
         group = self.ticks % self.groups
-        self._ticks[group] = float(self.ticks)  # a tick's name: any number new to the group
+        # A tick's name is its time as the real clock would have it (ten groups, 0.5 s frames),
+        # which is what the feed compares with its own intervals (`TABLE_S`).
+        self._ticks[group] = self.ticks * self.frame_s / self.groups
         self._lots[group].unpark_all()
 
 

@@ -19,11 +19,14 @@ the kernel's socket buffer holds, and the runner never waits for it.
 The list holds the current deal only (from its `deal_started`): a late viewer gets the
 current position as those events plus the scores so far, then the updates.
 
-Each update also carries the drawn table's state (`arena/replay/table.py`) at the frame's end,
-made from the public facts of the runner's deal in play (`MatchRunner.deal_state`) once a frame
-for all the match's viewers, and only when a viewer is sent an update; the runner's side only
-notes the time of each event (the clock of the seat to act runs from it). The table holds what
-every seat knows and nothing else (no hand, no laid-away card, the partner once public).
+Each update also carries the drawn table's state (`arena/replay/table.py`), made from the
+public facts of the runner's deal in play (`MatchRunner.deal_state`) for all the match's viewers
+at once, only when a viewer is sent an update, and at most once every `TABLE_S` of the viewers'
+clock (the ten groups' ticks in between send the same one): a table costs more than a viewer's
+write, and this way the site's viewers cost the referee what they did before the tables were
+drawn. The runner's side only notes the time of each event (the clock of the seat to act runs
+from it). The table holds what every seat knows and nothing else (no hand, no laid-away card,
+the partner once public).
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ the referee decides on, so the budget bounds what viewers take from the matches 
 "The site's budget of updates")."""
 VIEWER_GROUPS = 10
 """Live viewers wake in this many groups spread over each frame (`ViewerClock`)."""
+TABLE_S = FRAME_S
+"""A match's drawn table is made again at most this often (viewers' clock time): an update sent
+meanwhile carries the last one made, a little behind its events."""
 PING_S = 15.0
 """A live viewer that has been sent nothing for this long (its match waits for its bots, or
 they think) is sent a keep-alive comment, so that a proxy keeps its connection open."""
@@ -230,6 +236,7 @@ class MatchFeed:
         self._on_close = on_close
         self._event_ms = now_ms()  # when the last event came: the clock of the seat to act runs from it
         self._table_at = -1  # the `end` the table below was made at
+        self._table_tick = -math.inf  # and the viewers' tick it was made at
         self._table = b""
 
     # -- the runner's side (trio thread, inside `broadcast`): cheap and never blocking
@@ -284,7 +291,9 @@ class MatchFeed:
         update = self._updates.get(cursor)
         if update is None:
             events = self.events_since(cursor, end) if cursor < end else []
-            update = self._updates[cursor] = encode_update(events) + self.table_event() if events else b""
+            update = self._updates[cursor] = (
+                encode_update(events) + self.table_event(frame) if events else b""
+            )
         return update, max(cursor, end)
 
     def table(self) -> dict[str, Any] | None:
@@ -309,12 +318,15 @@ class MatchFeed:
             now_ms=now_ms(),
         )
 
-    def table_event(self) -> bytes:
-        """The `table` event of the table now, made once for every viewer of the same events."""
-        if self._table_at != self.end:
+    def table_event(self, tick: float = math.inf) -> bytes:
+        """The `table` event for viewers woken at `tick`: the table now, or the one made less than
+        `TABLE_S` ago (one for every viewer of the match meanwhile). A tick of -1 (the match's
+        last update) or none always gets the table now."""
+        stale = tick < 0 or tick == math.inf or tick - self._table_tick >= TABLE_S
+        if self._table_at != self.end and stale:
             table = self.table()
             self._table = encode_table(json.dumps(table, separators=(",", ":"))) if table is not None else b""
-            self._table_at = self.end
+            self._table_at, self._table_tick = self.end, tick
         return self._table
 
     def snapshot(self) -> str:

@@ -13,6 +13,7 @@
   let match = null;
   let labels = {};
   let log = [];
+  let logAt = { deal: -1, step: 0 };  // the decisions the log has told of (the table may be a little behind)
 
   function name(seat) { return (match.seats[seat] || "seat " + seat); }
   function label(id) { return labels[id] || id.replace(/_/g, " "); }
@@ -38,8 +39,10 @@
   function apply(event) {
     if (event.deal_started) {
       log = ["Deal " + (event.deal + 1) + " starts; " + name(event.deal_started.dealer) + " deals."];
+      logAt = { deal: event.deal, step: 0 };
     } else if (event.action_taken) {
       log.push(said(event.action_taken.seat, event.action_taken.action));
+      logAt.step += 1;
     } else if (event.trick_completed) {
       log.push("Trick " + event.trick_completed.number + " to " + name(event.trick_completed.winner) + ".");
     } else if (event.deal_ended) {
@@ -53,6 +56,8 @@
   function showLog() {
     const list = document.getElementById("log");
     list.replaceChildren(...log.slice(-40).map((line) => el("li", {}, line)));
+    list.dataset.deal = String(logAt.deal);
+    list.dataset.step = String(logAt.step);
     list.scrollTop = list.scrollHeight;
   }
 
