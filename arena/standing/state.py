@@ -21,6 +21,7 @@ import trio
 from ..engine import Variant, find_variant
 from ..live import Hub
 from ..referee.runner import MatchRunner
+from ..referee.seat import TimeControl
 from ..server.bridge import BotLink, Close
 from ..v1 import arena_pb2 as pb
 from .cluster import Cluster
@@ -35,8 +36,15 @@ class CloseWithRetry(Close):
     retry_after_ms: int = 0
 
 
+PERSON_MAX_INVALID = 50
+"""Refused answers per decision at a table with a person, before the fault policy acts."""
+
+
 class LobbyLink(BotLink):
     """A lobby stream as trio sees it; it can also end with a retry hint."""
+
+    person_clock: TimeControl | None = None
+    """A person's stream (`arena.web.lobbyseat`): the clock, meant for people, of its tables."""
 
     def close_with_retry(self, code: grpc.StatusCode, details: str, retry_after_ms: int) -> None:
         """From trio: end the stream with `code` and a retry hint."""

@@ -14,7 +14,7 @@ from ..v1 import arena_pb2 as pb
 from .matchmaking import Candidate, form_tables, pair_key
 from .records import now_ms
 from .results import Results
-from .state import ArenaMatch, LobbyState, LobbyStream
+from .state import PERSON_MAX_INVALID, ArenaMatch, LobbyState, LobbyStream
 
 
 class Tables:
@@ -42,6 +42,13 @@ class Tables:
                 if all(self._free(state.streams[c.stream]) for c in table):
                     self._start(name, table)
 
+    def seat(self, variant_name: str, table: list[Candidate]) -> None:
+        """A table chosen outside matchmaking (a person's choice of opponents on the site), seated
+        and recorded as the lobby's own; every stream in it has room for another match."""
+        if not all(self._free(self.state.streams[c.stream]) for c in table):
+            raise ValueError("a stream of the table has no room for another match")
+        self._start(variant_name, table)
+
     def _free(self, stream: LobbyStream) -> bool:
         return (
             len(stream.running) < stream.capacity
@@ -52,13 +59,17 @@ class Tables:
         state = self.state
         state.rng.shuffle(table)
         variant = state.variants[variant_name]
+        # A table with a person is played on the person's clock, every seat (one clock per match).
+        clocks = (state.streams[c.stream].link.person_clock for c in table)
+        people = [clock for clock in clocks if clock is not None]
         config = MatchConfig(
             variant=variant,
             deals=state.config.deals or variant.seats,
             seed=state.rng.getrandbits(63),
             seat_names=tuple(c.bot for c in table),
-            time_control=state.config.time_control,
+            time_control=people[0] if people else state.config.time_control,
             fault_policy="substitute",
+            max_invalid=PERSON_MAX_INVALID if people else MatchConfig.max_invalid,
             reconnect_grace_s=state.config.reconnect_grace_s,
             start_timeout_s=state.config.start_timeout_s,
         )
