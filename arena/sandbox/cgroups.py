@@ -176,6 +176,7 @@ class Cgroup:
         if cpus is None and self.layout.version == 1 and v1["cpu"] != v1["cpuacct"]:
             del self.dirs["cpu"]
         self._usage_fd = -1
+        self._final = 0.0  # the CPU used, kept when the group is removed: a meter never goes back
         for path in set(self.dirs.values()):
             path.mkdir()
         quota = -1 if cpus is None else max(1000, int(cpus * CFS_PERIOD_US))
@@ -210,10 +211,12 @@ class Cgroup:
 
     def cpu_seconds(self) -> float:
         """CPU time (user and system, every process and thread) used in this group so far."""
+        if self._usage_fd < 0:
+            return self._final
         try:
             data = os.pread(self._usage_fd, 4096, 0)
         except OSError:
-            return 0.0
+            return self._final
         if self.layout.version == 1:
             return int(data) / 1e9
         for line in data.split(b"\n"):
@@ -269,6 +272,7 @@ class Cgroup:
         """Kill what is left and remove the group's directories."""
         self.kill()
         if self._usage_fd >= 0:
+            self._final = self.cpu_seconds()
             os.close(self._usage_fd)
             self._usage_fd = -1
         for path in set(self.dirs.values()):

@@ -106,3 +106,35 @@ async def watch_sandboxed(runner: MatchRunner, seat: int, box: Sandbox) -> Verdi
     finally:
         with trio.CancelScope(shield=True), contextlib.suppress(Exception):
             await trio.to_thread.run_sync(box.stop)
+
+
+class SandboxedProcess:
+    """A sandbox with `local.BotProcess`'s interface (`popen.stdin`, `pid`, `returncode`, `wait`,
+    `stop`), for code that runs bot processes (a ladder's per-match and persistent bots) to run
+    them in the sandbox instead; `cpu_seconds` is the meter to give `MatchRunner.clock_cpu`."""
+
+    def __init__(self, box: Sandbox) -> None:
+        self.box = box
+        self.popen = box.process  # its stdin is the sandbox's (with `start(stdin=True)`)
+        self.cpu_seconds = box.cpu_seconds
+
+    @property
+    def pid(self) -> int:
+        return self.box.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        verdict = self.box.wait(0)
+        if verdict is None:
+            return None
+        return verdict.exit_status if verdict.exit_status is not None else -(verdict.signal or 9)
+
+    async def wait(self) -> int:
+        await trio.to_thread.run_sync(self.box.wait, abandon_on_cancel=True)
+        code = self.returncode
+        assert code is not None
+        return code
+
+    async def stop(self) -> None:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(self.box.stop)

@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+import trio
 from support.sandbox import require_sandbox
 
 from arena.sandbox import Limits, MiB, Mount, Reason, build, layout, start
+from arena.server.sandboxed import SandboxedProcess
 
 
 @pytest.fixture(autouse=True)
@@ -86,3 +88,17 @@ def test_a_build_writes_only_its_output_folder_and_is_stopped_when_it_never_ends
     with pytest.raises(ValueError, match="wall-clock limit"):
         build(["true"], source=source, out=out, output=tmp_path / "x.log", limits=Limits())
     assert Mount(source).args() == ["--ro-bind", str(source), str(source)]
+
+
+def test_a_sandbox_as_a_bot_process_reads_its_input_and_reports_its_exit(tmp_path: Path) -> None:
+    """`SandboxedProcess`: what code that runs bot processes (`local.BotProcess`) needs of one."""
+    process = SandboxedProcess(
+        start(["/bin/sh", "-c", "read code; exit $code"], output=tmp_path / "o.log", stdin=True)
+    )
+    assert process.returncode is None and process.pid > 0
+    assert process.popen.stdin is not None
+    process.popen.stdin.write(b"5\n")
+    process.popen.stdin.flush()
+    assert trio.run(process.wait) == 5 and process.returncode == 5
+    trio.run(process.stop)  # ended already: nothing to do
+    assert process.cpu_seconds() > 0  # kept when the sandbox is gone: a meter never goes back
