@@ -47,8 +47,9 @@ class CpuClock:
         return self.meter() - self.start
 
     def used_ms(self) -> int:
-        """The CPU used so far, in whole ms (rounded down, as wall think times are)."""
-        return int(self.used_s() * 1000)
+        """The CPU used so far, in whole ms (rounded down, as wall think times are); never below 0
+        (a meter replaced in the middle, a bot's new process, starts again from its own 0)."""
+        return max(0, int(self.used_s() * 1000))
 
     def over(self, now: float) -> bool:
         """Whether the decision has used up its CPU limit or reached the wall-clock backstop."""
