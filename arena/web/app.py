@@ -46,6 +46,7 @@ from ..standing.store import BOT_NAME, Store, UnknownBotError
 from . import data
 from .feed import FRAME_S, PING_S, UPDATES_PER_S, Feeds, MatchFeed, ViewerClock
 from .human import Tables
+from .lobbyseat import LobbySeats
 from .play import ROUTES as PLAY_ROUTES
 
 log = structlog.get_logger()
@@ -94,6 +95,7 @@ class Site:
     updates_per_s: float = UPDATES_PER_S
     ping_s: float = PING_S
     play: Tables | None = None  # tables with a person (`--play`); None: the site seats nobody
+    play_lobby: LobbySeats | None = None  # people the standing arena's lobby seats (`--play`)
     feeds: Feeds = field(init=False)
     clock: ViewerClock = field(init=False)
     history: data.RatingHistory = field(init=False)
@@ -568,7 +570,11 @@ async def serve_with_site(
         try:
             hub, _port = await nursery.start(server)
             lobby = lambda: service.lobby.connected_bots() if service.lobby is not None else set()  # noqa: E731
-            site = Site(hub, service.store, lobby, play=Tables(hub) if play else None)
+            site = Site(hub, service.store, lobby)
+            if play:
+                site.play = Tables(hub)
+                if service.lobby is not None:
+                    site.play_lobby = LobbySeats(service.lobby, site.play)
             await nursery.start(serve_site, site, host, port)
         except OSError as exc:  # raised below, not inside the nursery's exception group
             refused = exc

@@ -18,7 +18,9 @@ one secret token that speaks for its person's seat only; the site compares it in
 
 from __future__ import annotations
 
+import importlib.util
 import secrets
+import sys
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ from ..referee.runner import MatchConfig, MatchRunner
 from ..referee.seat import CloseReason, TimeControl
 from ..replay.read import Replay
 from ..replay.table import public_facts, table_state
-from ..server.inprocess import EXAMPLES, load_bot, seat_inprocess
+from ..server.inprocess import EXAMPLES, SDK_PATH, load_bot, seat_inprocess
 from ..v1 import arena_pb2 as pb
 from .feed import json_mapping
 from .playon import PlayOnRunner, play_on_config
@@ -296,15 +298,23 @@ class Tables:
         for s, bot in bots.items():
             if bot != CONNECT:
                 seat_inprocess(runner, s, load_bot(f"inprocess:{bot}"), seed=f"{runner.config.seed}:{s}")
+        table = self.adopt(runner, seat, secrets.token_urlsafe(24), bots)
+        table.seat_tokens = {s: runner.seats[s].token for s, bot in bots.items() if bot == CONNECT}
+        log.info("table with a person", match_id=runner.match_id, seat=seat, bots=bots)
+        return table
+
+    def adopt(self, runner: MatchRunner, seat: int, token: str, bots: dict[int, str] | None = None) -> Table:
+        """The person takes `seat` of `runner` (none: -1) with `token`; the others are seated
+        elsewhere (here by `_seat`, or by the standing arena's lobby, `lobbyseat`)."""
         link = None
         if seat >= 0:
+            if importlib.util.find_spec("arena_bot") is None and SDK_PATH.is_dir():
+                sys.path.append(str(SDK_PATH))  # the seat's table state reads views with the SDK's code
             link = HumanLink(runner, seat)
             link.start()
-        table = Table(runner, seat, secrets.token_urlsafe(24), link, bots)
-        table.seat_tokens = {s: runner.seats[s].token for s, bot in bots.items() if bot == CONNECT}
+        table = Table(runner, seat, token, link, dict(bots or {}))
         self.tables[runner.match_id] = table
         self.hub.nursery.start_soon(self._watch, table)
-        log.info("table with a person", match_id=runner.match_id, seat=seat, bots=bots)
         return table
 
     async def _watch(self, table: Table) -> None:

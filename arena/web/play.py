@@ -4,6 +4,9 @@ against example bots or play on from a recorded position, read the seat's messag
     POST /api/play                    start a table; JSON in, {match_id, seat, token, url} out
     GET  /api/play/{id}/messages      the seat's messages after `after` (long polling), token needed
     POST /api/play/{id}/action        the person's answer {request_id, code or action}, token needed
+    POST /api/play/lobby              a registered player waits for the lobby to seat them (`lobbyseat`)
+    GET  /api/play/lobby/{place}      where that place is (long polling): waiting, seated, left
+    DELETE /api/play/lobby/{place}    leave the queue
     GET  /api/play                    what a table may be: variants, bots, limits
     GET  /play, /play/{id}            the page (play.html): the form, or the table
 
@@ -34,6 +37,7 @@ from ..replay.read import Replay, ReplayReadError
 from ..replay.verify import verify_replay
 from ..v1 import arena_pb2 as pb
 from .human import CHOICES, CONNECT_WAIT_S, HumanLink, Table, TableError, Tables, time_control
+from .lobbyseat import JoinError, LobbySeats, Place
 from .playon import PlayOnError
 
 MAX_BODY_BYTES = 4096
@@ -46,6 +50,7 @@ LIMITS = {
 }
 """(lowest, highest, default) of each number a table is set with: a clock meant for people."""
 MATCH_ID = re.compile(r"[0-9a-f]{16}")
+TOKEN = re.compile(r"[A-Za-z0-9_-]{8,128}")
 NAME = re.compile(r"[A-Za-z0-9 _.-]{1,24}")
 FIELDS = {"type", "card", "suit", "name"}
 
@@ -113,6 +118,10 @@ async def api_play_options(request: Request) -> Response:
     seats = {name: find_variant(name).seats for name in VARIANT_NAMES}
     options: dict[str, Any] = {"variants": list(VARIANT_NAMES), "seats": seats, "bots": list(CHOICES)}
     options["limits"] = limits
+    seats_by_lobby: LobbySeats | None = request.app.state.site.play_lobby
+    if seats_by_lobby is not None:
+        waiting = seats_by_lobby.waiting_bots()
+        options["lobby"] = {"variants": seats_by_lobby.variants(), "waiting": waiting}
     source = request.query_params.get("from")
     if source is not None:
         replay = await _recorded(tables, source)
@@ -249,6 +258,67 @@ async def api_play_action(request: Request) -> Response:
     return JSONResponse({"sent": True}, status_code=202)
 
 
+def _lobby(request: Request) -> LobbySeats:
+    _tables(request)
+    seats: LobbySeats | None = request.app.state.site.play_lobby
+    if seats is None:
+        raise HTTPException(404, "this server runs no lobby people can join")
+    return seats
+
+
+def _place(request: Request) -> tuple[LobbySeats, Place]:
+    """The place in the path, if the request's token is its page's (else 401/403/404)."""
+    seats = _lobby(request)
+    place_id = str(request.path_params["place"])
+    place = seats.get(place_id) if MATCH_ID.fullmatch(place_id) else None
+    if place is None:
+        raise HTTPException(404, f"no place {place_id!r} in the lobby's queue")
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise HTTPException(401, "no place token: send Authorization: Bearer TOKEN")
+    if not secrets.compare_digest(token.encode(), place.token.encode()):
+        raise HTTPException(403, "this token does not speak for this place")
+    return seats, place
+
+
+async def api_lobby_join(request: Request) -> Response:
+    """A registered player (`token`, the player's as registered) waits for a table of `variant`
+    on a clock for people (`per_decision_s`, `bank_s`); with `opponents`, sits at once with
+    those bots, waiting in the lobby now."""
+    seats = _lobby(request)
+    body = await _json(request)
+    token = body.get("token")
+    if not isinstance(token, str) or not TOKEN.fullmatch(token):
+        raise HTTPException(400, "token: the player's token, as registered (arena bots register)")
+    variant = body.get("variant")
+    if not isinstance(variant, str) or variant not in VARIANT_NAMES:
+        raise HTTPException(400, f"variant: expected one of {', '.join(VARIANT_NAMES)}")
+    opponents = body.get("opponents", [])
+    if not isinstance(opponents, list) or not all(isinstance(o, str) and len(o) <= 64 for o in opponents):
+        raise HTTPException(400, "opponents: a list of bot names")
+    clock = time_control(_setting(body, "per_decision_s"), _setting(body, "bank_s"))
+    try:
+        place = await seats.join(token, variant, clock, opponents)
+    except TableError as exc:
+        raise HTTPException(400, str(exc)) from None
+    except JoinError as exc:
+        raise HTTPException(exc.status, str(exc)) from None
+    return JSONResponse({**place.describe(), "token": place.token}, status_code=201)
+
+
+async def api_lobby_place(request: Request) -> Response:
+    """Where the place is; while it waits, answers when it changes or after `POLL_S`."""
+    seats, place = _place(request)
+    await seats.wait(place, POLL_S)
+    return JSONResponse(place.describe())
+
+
+async def api_lobby_leave(request: Request) -> Response:
+    seats, place = _place(request)
+    seats.leave(place)
+    return JSONResponse(place.describe())
+
+
 def _page() -> Response:
     return FileResponse(Path(__file__).parent / "static" / "play.html", media_type="text/html")
 
@@ -270,6 +340,9 @@ ROUTES = [
     Route("/play/{match_id}", page_table),
     Route("/api/play", api_play_options, methods=["GET"]),
     Route("/api/play", api_play_start, methods=["POST"]),
+    Route("/api/play/lobby", api_lobby_join, methods=["POST"]),
+    Route("/api/play/lobby/{place}", api_lobby_place, methods=["GET"]),
+    Route("/api/play/lobby/{place}", api_lobby_leave, methods=["DELETE"]),
     Route("/api/play/{match_id}/messages", api_play_messages),
     Route("/api/play/{match_id}/action", api_play_action, methods=["POST"]),
 ]

@@ -44,6 +44,7 @@
       form.hidden = true;
       return;
     }
+    if (!playOn) lobby(options);
     let seatNames = null;
     for (const [name, limit] of Object.entries(options.limits)) {
       const input = form.elements[name];
@@ -137,6 +138,85 @@
         showError($("setup-error"), error);
         $("go").disabled = false;
       }
+    });
+  }
+
+  // ------------------------------------------------------------------ the lobby's queue
+
+  // A registered player joins the standing arena's lobby for a variant; the lobby seats them as
+  // it seats bots (or at once with the bots chosen, waiting there now), then the page goes to
+  // the seat. The player's token goes in a POST body only; the place's own token then speaks
+  // for the place, and for the seat once seated.
+  function lobby(options) {
+    if (!options.lobby) return;
+    $("lobby").hidden = false;
+    const form = $("join");
+    const f = form.elements;
+    for (const name of ["per_decision_s", "bank_s"]) {
+      const limit = options.limits[name];
+      Object.assign(f[name], { min: limit.min, max: limit.max, value: limit.default });
+    }
+    f.variant.replaceChildren(...options.lobby.variants.map((v) => el("option", { value: v }, v)));
+    function opponents() {
+      const count = options.seats[f.variant.value] - 1;
+      const waiting = Object.entries(options.lobby.waiting).filter(([, variants]) => variants.includes(f.variant.value));
+      const rows = [];
+      for (let i = 0; i < count; i++) {
+        const select = el("select", { name: "opponent-" + i }, el("option", { value: "" }, "whoever the lobby seats"));
+        for (const [bot] of waiting) select.append(el("option", { value: bot }, bot));
+        rows.push(el("label", {}, "Opponent " + (i + 1), select));
+      }
+      $("opponents").replaceChildren(...rows);
+    }
+    f.variant.addEventListener("change", opponents);
+    opponents();
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const chosen = [...$("opponents").querySelectorAll("select")].map((s) => s.value).filter((v) => v);
+      const body = {
+        token: f.token.value, variant: f.variant.value, opponents: chosen,
+        per_decision_s: Number(f.per_decision_s.value), bank_s: Number(f.bank_s.value),
+      };
+      $("join-go").disabled = true;
+      $("join-error").replaceChildren();
+      let place;
+      try {
+        const response = await fetch("/api/play/lobby", {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify(body),
+        });
+        place = await response.json();
+        if (!response.ok) throw new Error(place.error || response.statusText);
+      } catch (error) {
+        showError($("join-error"), error);
+        $("join-go").disabled = false;
+        return;
+      }
+      const token = place.token;
+      const headers = { authorization: "Bearer " + token, accept: "application/json" };
+      form.hidden = true;
+      $("waiting").hidden = $("join-leave").hidden = false;
+      $("join-leave").onclick = () => fetch(`/api/play/lobby/${place.place}`, { method: "DELETE", headers });
+      while (place.state === "waiting") {
+        $("waiting").textContent = `${place.bot} waits in the lobby for a table of ${place.variant}…`;
+        try {
+          const response = await fetch(`/api/play/lobby/${place.place}`, { headers });
+          const answer = await response.json();
+          if (!response.ok) throw new Error(answer.error || response.statusText);
+          place = answer;
+        } catch (error) {
+          await sleep(1000); // the server is away for a moment: ask again
+        }
+      }
+      $("join-leave").hidden = true;
+      if (place.state === "seated") {
+        location.assign(place.url);
+        return;
+      }
+      $("waiting").textContent = `Out of the queue: ${place.reason}.`;
+      form.hidden = false;
+      $("join-go").disabled = false;
     });
   }
 
