@@ -7,14 +7,15 @@ seed and so the same deal sets: a fixed one of `--deal-sets` deal sets, and the 
 adjacent pairs are separated (docs/LADDER.md, "Ladders that stop when they know"). Then, from the
 fixed ladder, the deal sets after which
 
-* the adaptive rule (the SPRT over deal sets) separates both pairs: what the adaptive ladder
+* the adaptive rule (`sprt.PairTest` over deal sets) separates both pairs: what the adaptive ladder
   should have played, checked against what it did play;
 * the paired 95% interval (Student's t over deal sets) of each pair excludes zero;
 * the standings' per-bot 95% intervals of points per deal no longer overlap;
 
 and the deal sets a fixed schedule must commit to beforehand for the adaptive test's guarantee
-(deciding the sign of a difference of `effect` standard deviations with error 1 − confidence):
-⌈(z / effect)²⌉ with z the normal quantile at the confidence. A DIR that holds the ladders from an
+(equal bots told apart with probability α = 1 − confidence, a difference of `effect` standard
+deviations missed with probability α): ⌈((z(1 − α/2) + z(1 − α)) / effect)²⌉, z the normal
+quantiles. A DIR that holds the ladders from an
 earlier run is reused: each ladder goes on where it stopped.
 """
 
@@ -116,7 +117,10 @@ def run(directory: Path, deal_sets: int, seed: int, iterations: int, decide: Dec
         fixed_conn.close()
         adaptive_conn.close()
     per_set = ARRANGEMENTS * 3
-    design = math.ceil((NormalDist().inv_cdf(decide.confidence) / decide.effect) ** 2)
+    # One-sided tests at α/2 each way with power 1 − β at the effect, as the adaptive test's sides.
+    error = 1 - decide.confidence
+    z = NormalDist().inv_cdf(1 - error / 2) + NormalDist().inv_cdf(1 - error)
+    design = math.ceil((z / decide.effect) ** 2)
     return {
         "order": order,
         "decide": {
@@ -135,7 +139,7 @@ def run(directory: Path, deal_sets: int, seed: int, iterations: int, decide: Dec
             "deal_sets": played,
             "deals": adaptive_table.deals,
             "seconds": round(adaptive_seconds, 1),
-            "decided": all(p.separated for p in adaptive_table.pairs),
+            "separated": all(p.separated for p in adaptive_table.pairs),
             "pairs": [_pair(p) for p in adaptive_table.pairs],
             "same_results_as_fixed": all(fixed_scores.get(k) == v for k, v in same.items()),
         },
@@ -152,5 +156,7 @@ def _pair(p: Any) -> dict[str, Any]:
         "deal_sets": p.deal_sets,
         "diff_per_deal": round(p.diff_per_deal, 2),
         "ci95": None if p.ci95 is None else round(p.ci95, 2),
-        "llr": round(p.llr, 2),
+        "within_effect": p.within_effect,
+        "llr_higher": round(p.llr_higher, 2),
+        "llr_lower": round(p.llr_lower, 2),
     }

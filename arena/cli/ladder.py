@@ -419,10 +419,17 @@ def format_standings(table: Any) -> str:
         ]
         for p in table.pairs:
             ci = "" if p.ci95 is None else f" ± {p.ci95:.1f}"
-            verdict = f"{p.stronger} stronger" if p.stronger else "not separated"
+            verdict = (
+                f"{p.stronger} stronger"
+                if p.stronger
+                else "within the effect"
+                if p.within_effect
+                else "not separated"
+            )
             lines.append(
                 f"{p.higher} > {p.lower}: {verdict}; {p.deal_sets} deal sets, {_signed(p.diff_per_deal)}{ci} "
-                f"points per deal, LLR {p.llr:.2f} in ({p.lower_bound:.2f}, {p.upper_bound:.2f})"
+                f"points per deal, LLR {p.llr_higher:.2f} / {p.llr_lower:.2f} "
+                f"(bounds {p.lower_bound:.2f}, {p.upper_bound:.2f})"
             )
     reported = [b for b in table.bots if b.hello is not None]
     if reported:

@@ -12,11 +12,14 @@ model uses for a game pair, here for the duplicate's N-player arrangements. A ta
 to a deal set only when all its arrangements are recorded (a run stopped half way leaves a
 table partly played, and a partial rotation does not cancel the cards' luck).
 
-The test on those observations is `sprt.SPRT`: "a is stronger by the effect" against "b is",
-the effect in standard deviations of the deal-set observations. A pair is *separated* when the
-test has decided either way (at least `min_deal_sets` observations). Its error rates hold for
-the stopping rule of an adaptive ladder (test after every deal set, stop at the first
-decision); on a fixed ladder the verdict is the same test applied once, at its end.
+The test on those observations is `sprt.PairTest`: two one-sided SPRTs, "no difference"
+against "a is stronger by the effect" and against "b is", the effect in standard deviations of
+the deal-set observations. A pair is *separated* when one of them decides its alternative (a is
+stronger, or b is), *within the effect* when both reject theirs (the two are closer than the
+effect), on at least `min_deal_sets` observations; either way it is *resolved*. Equal bots are
+separated with probability at most α = 1 − confidence (α/2 each way). The error rates hold for
+the stopping rule of an adaptive ladder (test after every deal set, stop at the first verdict);
+on a fixed ladder the verdict is the same test applied once, at its end.
 
 Scores are the game points of a seat in a deal unless a `Scorer` says otherwise: the seam for
 scores with the luck taken out (an adjusted value per deal and seat).
@@ -32,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..ratings import mean_ci
-from .sprt import SPRT
+from .sprt import PairTest
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,9 @@ class Decide:
     effect: float = 0.3  # in standard deviations of a deal set's observation
     min_deal_sets: int = 6  # no verdict on fewer observations: σ is unreliable below
 
-    def test(self) -> SPRT:
+    def test(self) -> PairTest:
         error = 1 - self.confidence
-        return SPRT(alpha=error, beta=error, effect=self.effect, min_n=self.min_deal_sets)
+        return PairTest(alpha=error, beta=error, effect=self.effect, min_n=self.min_deal_sets)
 
 
 @dataclass(frozen=True)
@@ -108,36 +111,48 @@ def pair_observations(rows: Sequence[SeatDeal], a: str, b: str, score: Scorer = 
 
 @dataclass
 class PairVerdict:
-    """Whether the test separates two bots, `higher` ranked above `lower` in the standings."""
+    """The test's verdict on two bots, `higher` above `lower` in points per deal."""
 
     higher: str
     lower: str
-    separated: bool
-    stronger: str | None  # the bot the test found stronger (None: not separated)
+    separated: bool  # one was found stronger by the effect
+    stronger: str | None  # which (None: not separated)
+    within_effect: bool  # found closer than the effect: resolved, not separated
     deal_sets: int  # observations
     diff_per_deal: float  # mean of the observations: higher's points per deal minus lower's
     ci95: float | None  # half-width of its 95% interval over deal sets (None below two)
-    llr: float
+    llr_higher: float  # LLR of "higher stronger by the effect" against "equal"
+    llr_lower: float  # LLR of "lower stronger by the effect" against "equal"
     lower_bound: float
     upper_bound: float
 
+    @property
+    def resolved(self) -> bool:
+        return self.separated or self.within_effect
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else math.copysign(1e308, value)
+
 
 def verdict(
-    rows: Sequence[SeatDeal], higher: str, lower: str, test: SPRT, score: Scorer = game_points
+    rows: Sequence[SeatDeal], higher: str, lower: str, test: PairTest, score: Scorer = game_points
 ) -> PairVerdict:
     xs = pair_observations(rows, higher, lower, score)
     decision = test.decide(xs)
     ci = mean_ci(xs)
-    llr = test.llr(xs)
+    llr_higher, llr_lower = test.llrs(xs)
     return PairVerdict(
         higher=higher,
         lower=lower,
-        separated=decision is not None,
-        stronger=None if decision is None else higher if decision == "A" else lower,
+        separated=decision in ("A", "B"),
+        stronger=higher if decision == "A" else lower if decision == "B" else None,
+        within_effect=decision == "equal",
         deal_sets=len(xs),
         diff_per_deal=ci.mean,
         ci95=None if math.isinf(ci.half_width) else ci.half_width,
-        llr=llr if math.isfinite(llr) else math.copysign(1e308, llr),
+        llr_higher=_finite(llr_higher),
+        llr_lower=_finite(llr_lower),
         lower_bound=test.lower,
         upper_bound=test.upper,
     )

@@ -181,7 +181,7 @@ class RunSummary:
     interrupted: bool = False
     stopped_by: int = 0  # the signal that interrupted it (SIGINT or SIGTERM), for the exit status
     deals: int = 0
-    decided: bool | None = None  # with `[decide]`: whether every pair to decide is separated
+    decided: bool | None = None  # with `[decide]`: whether every pair to decide is resolved
     voided: int = 0  # plays not counted: a seat's bot was not there (`absent_seats`)
     fatal: StoreError | ClusterError | None = None  # what stopped the run early (a locked database, …)
 
@@ -403,8 +403,9 @@ async def _run(
 
 
 def undecided_pairs(config: LadderConfig, store: Store) -> list[tuple[str, str]]:
-    """The pairs of `config.decide` the recorded matches do not separate yet."""
-    return [(p.higher, p.lower) for p in pair_verdicts(store.conn, config.decide) if not p.separated]
+    """The pairs of `config.decide` the recorded matches do not resolve yet (neither separated
+    nor found closer than the effect)."""
+    return [(p.higher, p.lower) for p in pair_verdicts(store.conn, config.decide) if not p.resolved]
 
 
 async def play_until_decided(
@@ -415,7 +416,8 @@ async def play_until_decided(
     summary: RunSummary,
 ) -> None:
     """An adaptive ladder (`[decide]`): deal set after deal set, only the tables where a pair
-    still to decide sits, until every pair is separated or the deal sets (the budget) run out.
+    still to decide sits, until every pair is resolved (separated, or closer than the effect) or
+    the deal sets (the budget) run out.
     What to play next depends only on what is recorded, so a resumed run goes on the same way."""
     all_tables = tables([bot.name for bot in config.bots], config.seats)
     left = {m.key for m in pending}  # not recorded, and within --max-matches
@@ -433,7 +435,13 @@ async def play_until_decided(
     log.info(
         "ladder decided" if summary.decided else "ladder undecided",
         pairs=[
-            {"higher": p.higher, "lower": p.lower, "separated": p.separated, "deal_sets": p.deal_sets}
+            {
+                "higher": p.higher,
+                "lower": p.lower,
+                "separated": p.separated,
+                "within_effect": p.within_effect,
+                "deal_sets": p.deal_sets,
+            }
             for p in pair_verdicts(store.conn, config.decide)
         ],
     )

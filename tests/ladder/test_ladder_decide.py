@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -91,8 +92,8 @@ def played_tables(store: Store) -> dict[int, set[int]]:
 
 
 def test_a_ranking_stops_at_the_first_deal_set_that_separates_every_adjacent_pair(tmp_path: Path) -> None:
-    path, store = adaptive(tmp_path, ["a", "b", "c"], "min_deal_sets = 3")
-    summary = run_adaptive(path, store, results_of({"a": 12, "b": 6, "c": 0}, {"a", "b", "c"}))
+    path, store = adaptive(tmp_path, ["a", "b", "c"], "min_deal_sets = 3", budget=20)
+    summary = run_adaptive(path, store, results_of({"a": 40, "b": 20, "c": 0}, {"a", "b", "c"}))
     assert summary.decided is True
     table = standings(store.conn, load_ladder(path).decide)
     # The pairs are adjacent by points per deal (the luck of the cards may reorder the ratings).
@@ -101,11 +102,11 @@ def test_a_ranking_stops_at_the_first_deal_set_that_separates_every_adjacent_pai
         ("a", "b", True, "a"), ("b", "c", True, "b"),
     ]  # fmt: skip
     played = len(played_tables(store))
-    assert 3 <= played < 12
+    assert 3 <= played < 20
     # One deal set fewer did not separate both: it stopped at the first that did.
     rows = [r for r in seat_deals(store.conn, 6) if r.deal_set < played - 1]
     test = Decide(min_deal_sets=3).test()
-    assert not all(verdict(rows, a, b, test).separated for a, b in (("a", "b"), ("b", "c")))
+    assert not all(verdict(rows, a, b, test).resolved for a, b in (("a", "b"), ("b", "c")))
     store.close()
 
 
@@ -182,3 +183,29 @@ def test_an_adaptive_ladder_of_the_example_bots_resumed_stops_before_its_budget(
     assert pair["deal_sets"] == sets == table["matches_done"] // 6
     lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
     assert any(line["event"] == "ladder decided" for line in lines)
+
+
+def test_equal_bots_are_separated_no_more_often_than_alpha() -> None:
+    # A/A: 400 adaptive pairs of equal strength (normal deal-set observations, no difference),
+    # each tested after every deal set up to 40: separated at most as often as α = 0.05 allows
+    # (its binomial 99% bound over 400 runs is about 0.079).
+    rng = random.Random(34)
+    test = Decide(min_deal_sets=6).test()
+    separated = 0
+    for _ in range(400):
+        xs: list[float] = []
+        for _ in range(40):
+            xs.append(rng.gauss(0, 1))
+            said = test.decide(xs)
+            if said is not None:
+                separated += said in ("A", "B")
+                break
+    assert separated / 400 <= 0.079
+    # and a difference of the effect is found, in the right direction, most of the time
+    found = 0
+    for _ in range(200):
+        xs = []
+        while (said := test.decide(xs)) is None:
+            xs.append(rng.gauss(0.3, 1))
+        found += said == "A"
+    assert found / 200 >= 0.85
