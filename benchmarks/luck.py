@@ -216,12 +216,16 @@ def measure_ladder(db: Path, replay_dir: Path, a: str, b: str) -> dict[str, Any]
     }
     single = [(d, x) for d, x in zip(deals, adjusted, strict=True) if d.match_seq in single_matches]
     views["single"] = ([d for d, _ in single], [x for _, x in single])
+    # The deal sets needed are taken for the duplicate's mean difference (the best estimate of the
+    # true one) in every view: a few deal sets of one arrangement estimate their own mean poorly.
+    effect = 0.0
     for name, (ds, xs) in views.items():
         raw, adj = paired(ds, xs, a, b)
         if len(raw) < 2:
             continue
         mean_raw, var_raw = _mean_var(raw)
         mean_adj, var_adj = _mean_var(adj)
+        effect = effect or mean_raw
         per_deal_raw = _mean_var([d.points for d in ds if d.bot == a])[1]
         per_deal_adj = _mean_var([x for d, x in zip(ds, xs, strict=True) if d.bot == a])[1]
         result[name] = {
@@ -231,8 +235,8 @@ def measure_ladder(db: Path, replay_dir: Path, a: str, b: str) -> dict[str, Any]
             "var_raw": round(var_raw, 1),
             "var_adjusted": round(var_adj, 1),
             "variance_ratio": round(var_adj / var_raw, 3) if var_raw else None,
-            "needed_raw": round(_needed(mean_raw, var_raw), 1),
-            "needed_adjusted": round(_needed(mean_adj, var_adj), 1),
+            "needed_raw": round(_needed(effect, var_raw), 1),
+            "needed_adjusted": round(_needed(effect, var_adj), 1),
             "factor_saved": round(var_raw / var_adj, 2) if var_adj else None,
             "a_per_deal_var_raw": round(per_deal_raw, 1),
             "a_per_deal_var_adjusted": round(per_deal_adj, 1),
