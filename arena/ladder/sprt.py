@@ -13,7 +13,9 @@ Wald's bounds: decide "A" when LLR ≥ ln((1 − β) / α), "B" when LLR ≤ ln(
 
 α is the probability of deciding "A" when in truth B is stronger by the effect, β that of
 deciding "B" when A is. A true difference smaller than the effect makes the test slower and
-its verdict closer to a coin toss; with none at all it ends at the limit, undecided.
+its verdict closer to a coin toss; with none at all it still decides, sooner or later, in most
+runs (it answers "which is stronger, if one is by the effect?"; `PairTest` below answers "is
+either?").
 """
 
 from __future__ import annotations
