@@ -173,7 +173,12 @@ class Sandbox:
         self.name = name
         self.limits = limits
         self.output = output
-        self.cgroup = Cgroup(name, limits.memory_bytes, limits.pids, limits.cpus)
+        self._out = open(output, "wb")  # noqa: SIM115 (the output thread closes it): fails here, not later
+        try:
+            self.cgroup = Cgroup(name, limits.memory_bytes, limits.pids, limits.cpus)
+        except BaseException:
+            self._out.close()
+            raise
         self._killed: Reason | None = None
         self._verdict: Verdict | None = None
         self._lock = threading.Lock()
@@ -191,6 +196,7 @@ class Sandbox:
                 close_fds=True,
             )
         except OSError:
+            self._out.close()
             self.cgroup.remove()
             raise
         self.stdin: IO[bytes] | None = self.process.stdin
@@ -215,7 +221,7 @@ class Sandbox:
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         written = 0
-        with open(self.output, "wb") as out:
+        with self._out as out:
             while True:
                 try:
                     chunk = os.read(fd, 65536)
