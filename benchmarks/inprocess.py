@@ -5,7 +5,9 @@ In one run, alternating sides where they are compared:
 1. the example ladder (heuristic, random, random-2) with in-process bots, on one referee process
    and on two, against the same ladder with persistent bot processes over gRPC (the fastest
    way of running bot processes): deals per second after the first wave of matches
-   (`benchmarks.ladder.recorded_rate`), and the ratio;
+   (`benchmarks.ladder.recorded_rate`), and the ratio; and the CPU each way spends per deal,
+   its referee processes and bots included (a busy machine's scheduler gives four busy
+   processes more of its cores than one, which skews the rates, not the CPU per deal);
 2. three in-process random bots on one referee process (one core, two matches at a time)
    against the engine's own random play (`benchmarks.engine.bench_engine`, one core): deals per
    second, and the ratio;
@@ -22,6 +24,8 @@ from __future__ import annotations
 import cProfile
 import dataclasses
 import pstats
+import resource
+import sqlite3
 import tempfile
 import time
 from functools import partial
@@ -71,9 +75,25 @@ def ladder_config(
     return dataclasses.replace(config, bots=specs, **kw)
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that have ended (bots, referee processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def deals_per_s(config: LadderConfig) -> float:
+    return ladder_rates(config)[0]
+
+
+def ladder_rates(config: LadderConfig) -> tuple[float, float]:
+    """(deals per second after the first wave, CPU milliseconds per deal of the whole ladder: its
+    referee processes and bots included, which the wall-clock rate of a busy machine is not)."""
+    cpu = _cpu_s()
     trio.run(partial(run_ladder, config))
-    return recorded_rate(config.database, config.concurrency)[0]
+    cpu = _cpu_s() - cpu
+    with sqlite3.connect(config.database) as conn:
+        deals = conn.execute("SELECT COUNT(*) FROM (SELECT DISTINCT match_seq, deal FROM deals)").fetchone()
+    return recorded_rate(config.database, config.concurrency)[0], cpu * 1000 / max(1, deals[0])
 
 
 async def play_random(deals: int, replay_dir: Path, profile: cProfile.Profile | None = None) -> float:
@@ -125,6 +145,7 @@ def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: 
             "inprocess_1_referee": [],
             "inprocess_2_referees": [],
         }
+        cpu: dict[str, list[float]] = {way: [] for way in example}
         for round_ in range(2):  # ABBA
             order = list(example) if round_ == 0 else list(reversed(example))
             for way in order:
@@ -135,7 +156,9 @@ def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: 
                     config = ladder_config(
                         base, name, EXAMPLES, "inprocess", referees=1 if "1" in way else 2, **common
                     )
-                example[way].append(deals_per_s(config))
+                found, spent = ladder_rates(config)
+                example[way].append(found)
+                cpu[way].append(spent)
         # One referee process (one core) with two matches at a time: one plays while the other's
         # finished replay is synced to disk.
         randoms = ladder_config(base, "randoms", RANDOMS, "inprocess", referees=1, **common)
@@ -143,8 +166,11 @@ def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: 
         engine = bench_engine(find_variant("grosstarock"), engine_s, anchor=False)
     engine_rate = rate(engine.deals, engine.seconds)
     rates = {way: round(sum(found) / len(found), 1) for way, found in example.items()}
+    cpu_ms = {way: round(sum(found) / len(found), 2) for way, found in cpu.items()}
     return {
         "example_deals_per_s": rates,
+        "example_cpu_ms_per_deal": cpu_ms,
+        "example_grpc_cpu_to_inprocess_1": ratio(cpu_ms["persistent_grpc"], cpu_ms["inprocess_1_referee"]),
         "example_inprocess_2_to_grpc": ratio(rates["inprocess_2_referees"], rates["persistent_grpc"]),
         "example_inprocess_1_to_grpc": ratio(rates["inprocess_1_referee"], rates["persistent_grpc"]),
         "random_inprocess_deals_per_s": round(random_rate, 1),

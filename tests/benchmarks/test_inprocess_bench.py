@@ -34,6 +34,12 @@ def test_the_inprocess_bench_prints_its_rates_ratios_and_parts() -> None:
     assert measured["example_inprocess_2_to_grpc"] == round(
         rates["inprocess_2_referees"] / rates["persistent_grpc"], 3
     )
+    cpu = measured["example_cpu_ms_per_deal"]
+    assert set(cpu) == set(rates) and all(value > 0 for value in cpu.values())
+    assert measured["example_grpc_cpu_to_inprocess_1"] == round(
+        cpu["persistent_grpc"] / cpu["inprocess_1_referee"], 3
+    )
+    assert cpu["persistent_grpc"] > cpu["inprocess_1_referee"]  # the bots' processes are counted
     assert measured["random_inprocess_deals_per_s"] > 0 and measured["engine_random_deals_per_s"] > 0
     parts = measured["ms_per_deal_by_part"]
     assert set(parts) == {"total", "engine", "request building", "bot", "referee", "replay writer"}
