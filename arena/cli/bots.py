@@ -27,7 +27,7 @@ def register(commands: Any) -> None:
         description="Submitted bots: the arena builds, tests and runs them in its sandbox (docs/SUBMIT.md).",
     )
     bot.set_defaults(
-        run=lambda args: bot.error("choose submit, versions, report, disable or build"), parser=bot
+        run=lambda args: bot.error("choose submit, versions, report, output, disable or build"), parser=bot
     )
     actions = bot.add_subparsers(dest="action", metavar="ACTION")
 
@@ -45,7 +45,14 @@ def register(commands: Any) -> None:
     versions = actions.add_parser("versions", help="the bot's versions and their states")
     report = actions.add_parser("report", help="a version's build output and conformance table")
     report.add_argument("version", type=int, help="the version's number")
-    for sub, run in ((submit, _cmd_submit), (versions, _cmd_versions), (report, _cmd_report)):
+    output = actions.add_parser("output", help="what the bot printed in a match the arena hosted it in")
+    output.add_argument("match_id", help="the match (arena standings lists them)")
+    for sub, run in (
+        (submit, _cmd_submit),
+        (versions, _cmd_versions),
+        (report, _cmd_report),
+        (output, _cmd_output),
+    ):
         sub.add_argument("--token", default=os.environ.get("ARENA_BOT_TOKEN", ""), help="the bot's token")
         sub.add_argument("--json", action="store_true", help="one JSON document")
         sub.add_argument("--store", default="arena.db", metavar="PATH|URL", help=STORE_HELP)
@@ -206,6 +213,32 @@ def _cmd_report(args: argparse.Namespace) -> int:
     else:
         print(_row(found[0]))
         print(found[0]["report"])
+    return 0
+
+
+def _cmd_output(args: argparse.Namespace) -> int:
+    if args.server:
+        raise CliError("arena bot output reads the store: give --store, not --server")
+    from ..standing.versions import Versions
+    from ..submissions.submit import SubmitError, owner
+
+    store = _open(args.store)
+    try:
+        bot = owner(store, args.token)
+        seats = Versions(store).outputs(bot.name, args.match_id)
+    except SubmitError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        store.close()
+    if not seats:
+        raise CliError(f"{bot.name} was not hosted in match {args.match_id}")
+    if args.json:
+        rows = [{"seat": seat, "version": version, "output": text} for seat, version, text in seats]
+        print(json.dumps({"bot": bot.name, "match_id": args.match_id, "seats": rows}, indent=2))
+        return 0
+    for seat, version, text in seats:
+        print(f"--- {bot.name} version {version}, seat {seat}")
+        print(text, end="" if text.endswith("\n") or not text else "\n")
     return 0
 
 

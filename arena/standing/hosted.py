@@ -62,6 +62,12 @@ class HostedProcess(Protocol):
     def cpu_seconds(self) -> float:
         """The CPU its processes have used so far (the seat's clock charges it)."""
 
+    def output_mark(self) -> int:
+        """Where its captured output ends now."""
+
+    def output_from(self, mark: int) -> str:
+        """What it printed since `mark`."""
+
 
 class Runtime(Protocol):
     """How this server runs versions (`arena.submissions.runtime.SandboxRuntime`)."""
@@ -292,12 +298,14 @@ class HostedBots:
             "ARENA_BOT_NAME": version.bot,
         }
         process: HostedProcess | None = None
+        mark = 0
         try:
             if version.manifest.get("persistent"):
                 while hosted.idle and process is None:
                     candidate = hosted.idle.pop()
                     if candidate.alive:
                         try:
+                            mark = candidate.output_mark()
                             candidate.seat(env)
                             process = candidate
                         except OSError:
@@ -321,14 +329,19 @@ class HostedBots:
         if runner is not None:
             await runner.done.wait()
         if hosted.busy.pop(seated.match_id, None) is None:
-            return  # retired meanwhile: `_retire` stops it
-        if version.manifest.get("persistent") and process.alive and hosted.version is version:
+            pass  # retired meanwhile: `_retire` stops it
+        elif version.manifest.get("persistent") and process.alive and hosted.version is version:
             hosted.idle.append(process)
             self._idle_since[process] = trio.current_time()
         else:
-            with trio.move_on_after(5):
+            with trio.move_on_after(5):  # a process of one match: its last words too
                 await process.wait()
             await process.stop()
+        try:  # what it printed in this match, for its owner (`arena bot output`)
+            output = process.output_from(mark)
+            await self.state.db(self.versions.seat_output, seated.match_id, seated.seat, output)
+        except Exception as exc:
+            log.warning("cannot keep a hosted seat's output", error=str(exc))
 
     async def versions_seat(self, seated: pb.Seated, version: VersionRecord) -> None:
         await self.state.db(self.versions.seat, seated.match_id, seated.seat, version.bot, version.version)

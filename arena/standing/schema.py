@@ -127,6 +127,7 @@ SCHEMA = [
         seat INTEGER NOT NULL,
         bot TEXT NOT NULL,
         version INTEGER NOT NULL,
+        output TEXT NOT NULL DEFAULT '',        -- the end of what it printed in the match (owner's)
         PRIMARY KEY (match_id, seat)
     )""",
 ]

@@ -24,6 +24,7 @@ from .store import Store, StoreError, UnknownBotError
 
 STATES = ("building", "testing", "active", "retired", "rejected", "disabled")
 MAX_ARCHIVE_BYTES = 16 * 1024 * 1024
+OUTPUT_KEPT = 64 * 1024  # characters of a hosted seat's output kept for its owner
 
 
 class UnknownVersionError(StoreError):
@@ -225,6 +226,23 @@ class Versions:
                 "ON CONFLICT (match_id, seat) DO NOTHING",
                 (match_id, seat, bot, number),
             )
+
+    def seat_output(self, match_id: str, seat: int, output: str) -> None:
+        """What the hosted seat's process printed during the match (its end, `OUTPUT_KEPT`)."""
+        with self.store.transaction() as db:
+            db.execute(
+                "UPDATE hosted_seats SET output = ? WHERE match_id = ? AND seat = ?",
+                (output[-OUTPUT_KEPT:], match_id, seat),
+            )
+
+    def outputs(self, bot: str, match_id: str) -> list[tuple[int, int, str]]:
+        """(seat, version, output) of the bot's hosted seats in the match: for its owner only."""
+        with self.store.transaction() as db:
+            rows = db.execute(
+                "SELECT seat, version, output FROM hosted_seats WHERE bot = ? AND match_id = ? ORDER BY seat",
+                (bot, match_id),
+            ).fetchall()
+        return [(int(r[0]), int(r[1]), str(r[2])) for r in rows]
 
     def hosted_seats(self, bot: str) -> dict[str, int]:
         """The version that played each of the bot's hosted matches, by match id."""

@@ -47,6 +47,20 @@ class SandboxProcess:
     def cpu_seconds(self) -> float:
         return self.box.cpu_seconds()
 
+    def output_mark(self) -> int:
+        try:
+            return self.box.output.stat().st_size
+        except OSError:
+            return 0
+
+    def output_from(self, mark: int) -> str:
+        try:
+            with self.box.output.open("rb") as file:
+                file.seek(mark)
+                return file.read().decode(errors="replace")
+        except OSError:
+            return ""
+
     async def wait(self) -> None:
         await trio.to_thread.run_sync(self.box.wait, abandon_on_cancel=True)
 

@@ -170,6 +170,16 @@ def test_examples_are_built_tested_active_and_rated_on_two_servers(hosted: dict[
     recorded = {(m, bot): v for m, bot, v in seats}
     for match_id, _server, bots in matches:
         assert all(recorded.get((match_id, bot)) == 1 for bot in bots), (match_id, seats)
+    # What a hosted bot printed in a match is its owner's to read, and only its owner's.
+    match_id = matches[0][0]
+    sql = "SELECT output FROM hosted_seats WHERE match_id = ? AND bot = 'hosted-cpp'"
+    wait_for(lambda: query(url, sql, (match_id,))[0][0], 30, "the C++ bot's output in the store")
+    printed = arena("bot", "output", match_id, "--token", tokens["cpp"], "--store", url)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.startswith("--- hosted-cpp version 1, seat ")
+    assert "random-cpp: completed" in printed.stdout
+    others = arena("bot", "output", match_id, "--token", tokens["python"], "--store", url).stdout
+    assert others.startswith("--- hosted-python version 1, seat ") and "random-cpp" not in others
     standings = arena("standings", "--store", url, "--json")
     rated = {s["bot"]: s["hosted_version"] for s in json.loads(standings.stdout)["standings"]}
     assert rated == {f"hosted-{lang}": 1 for lang in LANGUAGES}
