@@ -143,7 +143,11 @@ class LobbySeats:
         place = Place(secrets.token_hex(8), secrets.token_urlsafe(24), bot.name, variant)
         chosen: list[LobbyStream] = []
         if opponents:  # checked before joining, so a refusal leaves nothing behind
-            waiting = {s.bot: s for s in lobby.streams.values() if variant in s.variants and self._free(s)}
+            waiting = {
+                s.bot: s
+                for s in lobby.streams.values()
+                if variant in s.variants and self._free(s) and not isinstance(s.link, PersonLink)
+            }
             for name in opponents:
                 if name == bot.name or name not in waiting:
                     raise TableError(f"{name!r} is not waiting in the lobby for {variant} now")

@@ -29,6 +29,7 @@ import pytest
 from support.browser import CSP_LISTENER, find_chromium
 from support.standing import lobby_bot
 
+from arena.replay.verify import verify_replay
 from arena.standing.store import Store
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
@@ -198,12 +199,11 @@ def _recorded(arena: Arena, match_id: str) -> dict[str, Any]:
     return dict(_wait_for(finished, 20, f"recorded result of {match_id}"))
 
 
-def _replay_header(arena: Arena, match_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _replay(arena: Arena, match_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The match's replay, verified: its header and its Hello lines."""
     path = next(arena.replays.glob(f"*{match_id}*.jsonl"))
-    checked = subprocess.run(
-        [sys.executable, "-m", "arena", "replay", "verify", str(path)], capture_output=True, text=True
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    verified = verify_replay(path)
+    assert verified.variant is not None, verified.problem
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return lines[0], [line for line in lines if line.get("type") == "hello"]
 
@@ -213,7 +213,7 @@ def test_the_lobby_seats_a_person_like_a_bot_and_records_the_result(page: Any, a
     match = _recorded(arena, match_id)
     assert match["termination"] == "completed", match
     assert sorted(seat["bot"] for seat in match["seats"]) == ["ann", "bob", "pat"]
-    header, hellos = _replay_header(arena, match_id)
+    header, hellos = _replay(arena, match_id)
     assert header["time_control"]["per_decision_ms"] == 90_000  # the person's clock, set on the page
     seat = header["seats"].index("pat")
     assert [h["bot_name"] for h in hellos if h["seat"] == seat] == ["human"]
