@@ -7,6 +7,7 @@
     concurrency = 2
     referees = 2                 # referee processes the concurrent matches are spread over
     processes = "per-match"      # or "persistent": a local bot's process plays match after match
+    sandbox = false              # true: command bots run in the sandbox on CPU clocks (docs/SANDBOX.md)
     [time_control]               # per_decision_ms, bank_ms, increment_ms, latency_allowance_ms
     [faults]                     # policy, max_invalid, reconnect_grace_ms, start_timeout_ms
     [[bots]]                     # name and command, or name and token / token_env (a remote bot)
@@ -52,6 +53,7 @@ TOP_KEYS = {
     "concurrency",
     "referees",
     "processes",
+    "sandbox",
     "database",
     "replay_dir",
     "host",
@@ -64,7 +66,7 @@ TOP_KEYS = {
 DECIDE_KEYS = {"pair", "confidence", "effect", "min_deal_sets"}
 TIME_KEYS = {"per_decision_ms", "bank_ms", "increment_ms", "latency_allowance_ms"}
 FAULT_KEYS = {"policy", "max_invalid", "reconnect_grace_ms", "start_timeout_ms"}
-BOT_KEYS = {"name", "command", "token", "token_env", "env", "cwd", "processes"}
+BOT_KEYS = {"name", "command", "token", "token_env", "env", "cwd", "processes", "sandbox"}
 # How a local bot is run: a new process for every match (the default: nothing a bot learns
 # survives from one seat arrangement of a deal set to the next), or one per concurrent slot
 # that plays match after match (much faster for short matches). docs/LADDER.md.
@@ -85,6 +87,7 @@ class BotSpec:
     cwd: Path = Path(".")
     processes: str = "per-match"  # PROCESS_MODES; not part of the identity: recorded per match
     inprocess: str = ""  # `inprocess:SPEC`: a Python SDK bot in the referee's process (no argv)
+    sandbox: bool = False  # a command bot run in the sandbox, on a CPU clock (docs/SANDBOX.md)
 
     @property
     def remote(self) -> bool:
@@ -97,7 +100,8 @@ class BotSpec:
 
     def identity(self) -> dict[str, Any]:
         """What makes this bot the same bot when a ladder is resumed (the token is no part of it)."""
-        return {"name": self.name, "command": self.command, "remote": self.remote, "env": dict(self.env)}
+        found = {"name": self.name, "command": self.command, "remote": self.remote, "env": dict(self.env)}
+        return {**found, "sandbox": True} if self.sandbox else found  # (older ladders: no key)
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,12 @@ class _Reader:
             raise self.error(f"expected a table, got {value!r}", key)
         return value
 
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.table.get(key, default)
+        if not isinstance(value, bool):
+            raise self.error(f"expected true or false, got {value!r}", key)
+        return value
+
     def strings(self, key: str) -> dict[str, str]:
         """A table of scalar values, as strings (TOML `players = 4` means "4")."""
         result: dict[str, str] = {}
@@ -290,7 +300,8 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
     if not isinstance(raw_bots, list) or not all(isinstance(b, dict) for b in raw_bots):
         raise top.error("expected [[bots]] tables", "bots")
     processes = top.text("processes", "per-match", PROCESS_MODES)
-    bots = tuple(_bot(path, base, i, raw, processes) for i, raw in enumerate(raw_bots))
+    sandbox = top.flag("sandbox", False)
+    bots = tuple(_bot(path, base, i, raw, processes, sandbox) for i, raw in enumerate(raw_bots))
     names = [bot.name for bot in bots]
     for name in names:
         if names.count(name) > 1:
@@ -314,6 +325,10 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
     referees = top.integer("referees", 1 if port else max(1, os.cpu_count() or 1), 1, 1024)
     if port and referees > 1:
         raise top.error("a fixed port is one referee server: referees must be 1 with port", "referees")
+    if any(bot.sandbox for bot in bots):  # its sandboxes reach the one server's Unix socket
+        if "referees" in data and referees > 1:
+            raise top.error("sandboxed bots play on one referee process: referees must be 1", "referees")
+        referees = 1
     return LadderConfig(
         path=path,
         name=top.text("name", path.stem),
@@ -361,7 +376,9 @@ def _decide(path: Path, top: _Reader, names: list[str]) -> Decide:
     )
 
 
-def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: str) -> BotSpec:
+def _bot(
+    path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: str, sandbox: bool = False
+) -> BotSpec:
     reader = _Reader(path, raw, f"bots[{index}]", BOT_KEYS)
     name = reader.text("name", "")
     if not BOT_NAME.fullmatch(name):
@@ -375,8 +392,8 @@ def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: 
     env = reader.strings("env")
     cwd = base / reader.text("cwd", ".")
     if kinds[0] != "command":
-        if "cwd" in raw or "env" in raw or "processes" in raw:
-            raise reader.error("cwd, env and processes are for local bots, which the ladder starts")
+        if "cwd" in raw or "env" in raw or "processes" in raw or "sandbox" in raw:
+            raise reader.error("cwd, env, processes and sandbox are for local bots, which the ladder starts")
         if kinds[0] == "token":
             token = reader.text("token", "")
         else:
@@ -389,8 +406,8 @@ def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: 
         return BotSpec(name=name, token=token)
     command = reader.text("command", "")
     if is_inprocess(command):
-        if "env" in raw or "processes" in raw:
-            raise reader.error("env and processes are for bots the ladder starts as processes")
+        if "env" in raw or "processes" in raw or "sandbox" in raw:
+            raise reader.error("env, processes and sandbox are for bots the ladder starts as processes")
         if not cwd.is_dir():
             raise reader.error(f"no directory {str(cwd)!r}", "cwd")
         try:
@@ -411,4 +428,5 @@ def _bot(path: Path, base: Path, index: int, raw: Mapping[str, Any], processes: 
     if not found:
         raise reader.error(f"program {program!r} not found", "command")
     mode = reader.text("processes", processes, PROCESS_MODES)
-    return BotSpec(name=name, command=command, argv=argv, env=env, cwd=cwd, processes=mode)
+    boxed = reader.flag("sandbox", sandbox)
+    return BotSpec(name=name, command=command, argv=argv, env=env, cwd=cwd, processes=mode, sandbox=boxed)

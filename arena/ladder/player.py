@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,8 +21,10 @@ import trio
 from ..live import Hub
 from ..referee.runner import MatchConfig, MatchRunner
 from ..replay.summary import DealRow, FaultRow, read_results
+from ..sandbox import SOCKET_PATH
 from ..server.inprocess import InProcessBot, InProcessLink, load_bot, seat_inprocess
 from ..server.local import BotProcess, bot_environment
+from ..server.sandboxed import SandboxedProcess, Sandboxing, start_sandboxed
 from .config import BotSpec
 from .schedule import ScheduledMatch
 from .store import MatchRecord
@@ -93,7 +96,7 @@ class PersistentBot:
     """A bot process that plays match after match: each match's environment (seat token, seat,
     seed) is one JSON line on its standard input; closing the input lets it exit."""
 
-    def __init__(self, process: BotProcess) -> None:
+    def __init__(self, process: BotProcess | SandboxedProcess) -> None:
         self.process = process
         self.proven = False  # it has outlived a match end: it reads its input
 
@@ -127,9 +130,11 @@ class MatchPlayer:
         log_dir: Path,
         node: str = "local",
         log_tag: str = "",
+        socket: Path | None = None,
     ) -> None:
         self.hub = hub
         self.address = address
+        self.socket = socket  # the server's Unix socket: sandboxed bots' way in (BotSpec.sandbox)
         self.match_config = match_config
         self.bots = bots
         self.log_dir = log_dir
@@ -173,7 +178,7 @@ class MatchPlayer:
         played = PlayedMatch(scheduled, runner, time.time(), 0.0, [(None, False)] * len(scheduled.bots))
         played.modes = [self.bots(name).mode for name in scheduled.bots]
         played.node = self.node
-        processes: list[BotProcess] = []
+        processes: list[BotProcess | SandboxedProcess] = []
         seated: dict[int, PersistentBot] = {}
         inprocess: dict[int, InProcessLink] = {}
         try:
@@ -259,9 +264,29 @@ class MatchPlayer:
         log_path = self.log_dir / f"{runner.match_id}-seat{seat}-{bot.name}.log"  # written if it raises
         return seat_inprocess(runner, seat, loaded, seed, log_path)
 
+    def _sandboxed(
+        self, runner: MatchRunner, seat: int, bot: BotSpec, env: dict[str, str], log_path: Path, stdin: bool
+    ) -> SandboxedProcess:
+        """`bot` in a sandbox (with `env` only, not this process's), its seat on a CPU clock."""
+        if self.socket is None:
+            raise OSError("sandboxed bots need the server's Unix socket")
+        env = {**env, **bot.env, "ARENA_ADDRESS": f"unix:{SOCKET_PATH}"}
+        command = shlex.join(bot.argv)
+        box = start_sandboxed(runner, seat, command, self.socket, log_path, Sandboxing(), env, bot.cwd, stdin)
+        return SandboxedProcess(box)
+
     def _start(
         self, runner: MatchRunner, scheduled: ScheduledMatch, seat: int, bot: BotSpec, played: PlayedMatch
-    ) -> BotProcess | None:
+    ) -> BotProcess | SandboxedProcess | None:
+        if bot.sandbox:
+            log_path = self.log_dir / f"{runner.match_id}-seat{seat}-{bot.name}.log"
+            try:
+                env = self._match_env(runner, scheduled, seat, bot)
+                return self._sandboxed(runner, seat, bot, env, log_path, stdin=False)
+            except (OSError, ValueError, RuntimeError) as exc:  # CgroupError is a RuntimeError
+                runner.mark_crashed(seat, f"cannot start the bot in the sandbox: {exc}")
+                played.exits[seat] = (None, True)
+                return None
         env = {**LOCAL_BOT_ENV, **bot_environment(self.address, runner.seats[seat].token, seat)}
         env.update({**self._match_env(runner, scheduled, seat, bot), **bot.env})
         log_path = self.log_dir / f"{runner.match_id}-seat{seat}-{bot.name}.log"
@@ -283,6 +308,9 @@ class MatchPlayer:
             persistent = pool.pop()
             if persistent.process.returncode is None:
                 try:
+                    if isinstance(persistent.process, SandboxedProcess):
+                        env["ARENA_ADDRESS"] = f"unix:{SOCKET_PATH}"
+                        runner.clock_cpu(seat, persistent.process.cpu_seconds)
                     persistent.seat(env)
                     return persistent
                 except OSError:
@@ -294,9 +322,16 @@ class MatchPlayer:
         base = {**LOCAL_BOT_ENV, **bot_environment(self.address, runner.seats[seat].token, seat)}
         base.update({**env, "ARENA_MATCHES": "stdin", **bot.env})
         try:
-            persistent = PersistentBot(BotProcess(bot.argv, base, log_path, bot.cwd, pipe_stdin=True))
+            if bot.sandbox:
+                env["ARENA_ADDRESS"] = f"unix:{SOCKET_PATH}"
+                sandboxed = self._sandboxed(
+                    runner, seat, bot, {**env, "ARENA_MATCHES": "stdin"}, log_path, True
+                )
+                persistent = PersistentBot(sandboxed)
+            else:
+                persistent = PersistentBot(BotProcess(bot.argv, base, log_path, bot.cwd, pipe_stdin=True))
             persistent.seat(env)
-        except OSError as exc:
+        except (OSError, ValueError, RuntimeError) as exc:  # CgroupError is a RuntimeError
             runner.mark_crashed(seat, f"cannot start the bot: {exc}")
             played.exits[seat] = (None, True)
             log.error("bot did not start", bot=bot.name, match=scheduled.key, error=str(exc))
@@ -304,12 +339,19 @@ class MatchPlayer:
         return persistent
 
     async def _watch(
-        self, runner: MatchRunner, seat: int, name: str, process: BotProcess, played: PlayedMatch
+        self,
+        runner: MatchRunner,
+        seat: int,
+        name: str,
+        process: BotProcess | SandboxedProcess,
+        played: PlayedMatch,
     ) -> None:
         """Until the process ends (a persistent one is cancelled at the match's end, alive)."""
         status = await process.wait()
         crashed = not runner.done.is_set()
         played.exits[seat] = (status, crashed)
         if crashed:
-            runner.mark_crashed(seat, f"the bot process exited with status {status}")
+            verdict = process.box.wait(0) if isinstance(process, SandboxedProcess) else None
+            why = f"the sandbox ended: {verdict.describe()}" if verdict is not None else ""
+            runner.mark_crashed(seat, why or f"the bot process exited with status {status}")
             log.warning("bot crashed", bot=name, match=played.scheduled.key, status=status)

@@ -32,14 +32,14 @@ def default_mounts() -> list[Mount]:
     return mounts
 
 
-def code_dirs(argv: Sequence[str]) -> list[Path]:
+def code_dirs(argv: Sequence[str], cwd: Path | None = None) -> list[Path]:
     """The bot's own directories, guessed from its command: the folder of each argument that is an
     existing file outside the system and this Python (``python bots/mine/bot.py`` gives
     ``bots/mine``). They are mounted read-only; nothing else of the caller's files is."""
     system = [Path("/usr"), Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
     found: list[Path] = []
     for arg in argv:
-        path = Path(arg)
+        path = (cwd or Path.cwd()) / arg
         if "/" not in arg or not path.is_file():
             continue
         folder = path.resolve().parent
@@ -72,15 +72,23 @@ def start_sandboxed(
     log_path: Path,
     sandboxing: Sandboxing,
     env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: bool = False,
 ) -> Sandbox:
     """Start `command` for `seat` in a sandbox whose only way out is `socket`, and put the seat on
-    its CPU clock. Call it before the match starts (at once after `Hub.create_match`). Raises
-    OSError, ValueError (an empty or unbalanced command) or `CgroupError` when it cannot start."""
+    its CPU clock. Call it before the match starts (at once after `Hub.create_match`). With `cwd`,
+    the command runs there, and sees it (read-only). Raises OSError, ValueError (an empty or
+    unbalanced command) or `CgroupError` when it cannot start."""
     argv = shlex.split(command)
     if not argv:
         raise ValueError("an empty command")
     mounts = list(sandboxing.mounts if sandboxing.mounts is not None else default_mounts())
-    mounts += [Mount(folder) for folder in code_dirs(argv)]
+    if cwd is not None:
+        cwd = cwd.resolve()
+        mounts.append(Mount(cwd))
+    mounts += [
+        Mount(folder) for folder in code_dirs(argv, cwd) if cwd is None or not folder.is_relative_to(cwd)
+    ]
     environment = {"ARENA_TOKEN": runner.seats[seat].token, "ARENA_SEAT": str(seat)}
     if SDK_PATH.is_dir():
         environment["PYTHONPATH"] = str(SDK_PATH)
@@ -88,8 +96,8 @@ def start_sandboxed(
     environment.update(env or {})
     name = f"{runner.match_id}-seat{seat}"
     limits = sandboxing.limits_of.get(command, sandboxing.limits)
-    box = start(argv, output=log_path, limits=limits, mounts=mounts, socket=socket,
-                env=environment, name=name)  # fmt: skip
+    box = start(argv, output=log_path, limits=limits, mounts=mounts, socket=socket, env=environment,
+                name=name, cwd=str(cwd) if cwd is not None else None, stdin=stdin)  # fmt: skip
     runner.clock_cpu(seat, box.cpu_seconds)
     return box
 
