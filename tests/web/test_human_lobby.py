@@ -96,7 +96,8 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     (directory / "operator").write_text("lobby-test-operator\n")
     (directory / "arena.toml").write_text(SETTINGS)
     store = Store(str(directory / "arena.db"))
-    tokens = {name: store.register_bot(name)[1] for name in ("ann", "bob", "pat")}
+    tokens = {name: store.register_bot(name)[1] for name in ("ann", "bob", "pat", "rex")}
+    store.revoke_bot("rex")
     store.close()
     process = subprocess.Popen(
         [
@@ -241,6 +242,8 @@ def test_the_queue_refuses_what_it_must_and_a_place_can_be_left(arena: Arena) ->
     assert status == 400 and "'zed' is not waiting in the lobby for grosstarock now" in answer["error"]
     status, answer = arena.call("POST", "/api/play/lobby", {**join, "token": pat, "opponents": ["ann"]})
     assert status == 400 and "2 different bots" in answer["error"]
+    status, answer = arena.call("POST", "/api/play/lobby", {**join, "token": arena.tokens["rex"]})
+    assert (status, answer["error"]) == (403, "the bot token was revoked")  # the lobby's own refusal
     status, answer = arena.call("POST", "/api/play/lobby", {**join, "variant": "danish", "token": pat})
     assert status == 400 and "this arena plays grosstarock" in answer["error"]
     # ann's own token: the lobby never seats ann twice at a table, and only bob waits besides,
