@@ -258,3 +258,15 @@ def test_the_queue_refuses_what_it_must_and_a_place_can_be_left(arena: Arena) ->
     status, seen = arena.call("GET", where, token=place["token"])
     assert status == 200 and seen["state"] == "left"
     assert "ann" in arena.waiting()  # ann's bot still waits: only the person's stream left
+
+
+def test_the_page_waits_in_the_queue_and_leaves_it(page: Any, arena: Arena) -> None:
+    page.goto(arena.url + "/play")
+    page.wait_for_selector("#opponents select")
+    page.fill("#join input[name=token]", arena.tokens["bob"])  # bob's bot waits too: never one table
+    page.click("#join-go")
+    page.wait_for_selector("#waiting:text('bob waits in the lobby for a table of grosstarock')")
+    page.click("#join-leave")
+    page.wait_for_selector("#waiting:text('Out of the queue: left the queue.')")
+    assert page.locator("#join").is_visible() and not page.locator("#join-go").is_disabled()
+    assert "bob" in arena.waiting()

@@ -201,7 +201,9 @@
       while (place.state === "waiting") {
         $("waiting").textContent = `${place.bot} waits in the lobby for a table of ${place.variant}…`;
         try {
-          const response = await fetch(`/api/play/lobby/${place.place}`, { headers });
+          // Not through the browser's cache: a poll that waits there would hold back the DELETE
+          // of the same address until it ends.
+          const response = await fetch(`/api/play/lobby/${place.place}`, { headers, cache: "no-store" });
           const answer = await response.json();
           if (!response.ok) throw new Error(answer.error || response.statusText);
           place = answer;
