@@ -101,8 +101,9 @@ def register(commands: Any) -> None:
     serve.add_argument(
         "--play",
         action="store_true",
-        help="with --http: people may start matches against the example bots (run in this process) and "
-        "play on from a replay's position, on the site's /play page (default: off; docs/PLAY.md)",
+        help="with --http: people may start matches against the example bots (run in this process), "
+        "wait in the lobby with a registered player's token to be seated like a bot, and play on from a "
+        "replay's position, on the site's /play page (default: off; docs/PLAY.md)",
     )
     serve.set_defaults(run=_cmd_serve, parser=serve)
 
