@@ -255,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fixed ladder separates both pairs (benchmarks/decide.py).",
     )
     bench.add_argument("--dir", type=Path, required=True, metavar="DIR", help="the ladders (reused if there)")
-    bench.add_argument("--deal-sets", type=positive_int, default=16, metavar="N", help="the fixed ladder's")
+    bench.add_argument("--deal-sets", type=positive_int, default=32, metavar="N", help="the fixed ladder's")
     bench.add_argument("--seed", type=int, default=18, metavar="S")
     bench.add_argument("--iterations", type=positive_int, default=5, metavar="N", help="the search bot's")
     bench.add_argument("--confidence", type=float, default=0.95, metavar="P")
