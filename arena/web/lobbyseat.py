@@ -40,6 +40,8 @@ log = structlog.get_logger()
 
 MAX_WAITING = 32
 """People waiting in this server's lobby at once from the site; more are refused (503)."""
+STATUS = {"RESOURCE_EXHAUSTED": 429, "INVALID_ARGUMENT": 400, "UNAVAILABLE": 503}
+"""The site's answer to a join the lobby refuses with this gRPC status (otherwise 403)."""
 KEEP_LEFT = 200
 """Ended places kept so that their pages can still read how they ended."""
 
@@ -88,7 +90,7 @@ class Place:
         answer.update(state=self.state, reason=self.reason)
         if self.state == "waiting":
             answer["waiting_s"] = round(trio.current_time() - self.since, 1)
-        if self.match_id:
+        if self.state == "seated":
             url = f"/play/{self.match_id}#token={self.token}"
             answer.update(match_id=self.match_id, seat=self.seat, url=url)
         return answer
@@ -158,7 +160,7 @@ class LobbySeats:
         refusal = lobby.join(bot, request, link, ratings)
         if refusal is not None:
             link.open = False
-            status = 429 if refusal.code.name == "RESOURCE_EXHAUSTED" else 403
+            status = STATUS.get(refusal.code.name, 403)
             raise JoinError(status, refusal.details)
         self.places[place.id] = place
         log.info("a person waits in the lobby", bot=bot.name, variant=variant, opponents=list(opponents))
@@ -170,19 +172,21 @@ class LobbySeats:
         return place
 
     def message(self, place: Place, message: pb.LobbyMessage) -> None:
-        if message.WhichOneof("kind") != "seated" or place.state != "waiting":
+        if message.WhichOneof("kind") != "seated" or place.match_id or place.state != "waiting":
             return
         seated = message.seated
         runner = self.lobby.state.hub.matches.get(seated.match_id)
         if runner is None:
             return
-        place.state, place.match_id, place.seat = "seated", seated.match_id, seated.seat
+        place.match_id, place.seat = seated.match_id, seated.seat
         # After the lobby's round: its seat is taken (a Hello) and its stream leaves the lobby.
+        # The place says `seated` only then, so its page never asks for a table not there yet.
         self.lobby.state.nursery.start_soon(self._sit, place, runner)
 
     async def _sit(self, place: Place, runner: MatchRunner) -> None:
         assert place.link is not None
         self.tables.adopt(runner, place.seat, place.token)
+        place.state = "seated"
         place.link.close(details="seated")
         log.info("the lobby seated a person", bot=place.bot, match_id=place.match_id, seat=place.seat)
         place.wake()
@@ -191,7 +195,7 @@ class LobbySeats:
         """The stream ended: seated, or turned away (paused, revoked, draining, left)."""
         if place.link is not None:
             self.lobby.leave(place.link)
-        if place.state == "waiting":
+        if place.state == "waiting" and not place.match_id:  # a seat given meanwhile is taken
             place.state, place.reason = "left", why
             self._forget(place)
         place.wake()
