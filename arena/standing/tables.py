@@ -60,7 +60,7 @@ class Tables:
         state.rng.shuffle(table)
         variant = state.variants[variant_name]
         # A table with a person is played on the person's clock, every seat (one clock per match).
-        clocks = (state.streams[c.stream].link.person_clock for c in table)
+        clocks = (getattr(state.streams[c.stream].link, "person_clock", None) for c in table)
         people = [clock for clock in clocks if clock is not None]
         config = MatchConfig(
             variant=variant,
