@@ -284,10 +284,10 @@ def test_a_bot_named_with_a_comment_and_a_script_leaves_its_replays_working(aren
     headers = response.headers
     assert headers["content-security-policy"] == REPLAY_CSP
     assert (headers["x-content-type-options"], headers["x-frame-options"]) == ("nosniff", "DENY")
-    page.wait_for_selector("#table .seat")
+    page.wait_for_selector("#table .tc-seat")
     assert page.locator("#where").text_content().startswith("deal 0 · decision 3 of ")
     seat = [s["bot"] for s in match["seats"]].index("gamma")
-    assert page.locator(f"#bot-{seat}").text_content().startswith(XSS)
+    assert page.locator(f'#table [data-seat="{seat}"] .tc-detail').text_content().startswith(XSS)
     page.keyboard.press("ArrowRight")
     assert page.locator("#where").text_content().startswith("deal 0 · decision 4 of ")
     assert page.locator("#timeline .bar").count() > 0
