@@ -107,6 +107,17 @@ def register(commands: Any) -> None:
     run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     run.add_argument("--verbose", action="store_true", help="also the referee's log lines")
     run.add_argument("--json", action="store_true", help="print the final standings as JSON")
+    run.add_argument(
+        "--store",
+        metavar="PATH|URL",
+        help="the arena store of the submitted versions bots name (overrides the file's `store`)",
+    )
+    run.add_argument(
+        "--work-dir",
+        type=Path,
+        default=Path("arena-work"),
+        help="where submitted versions' trees are unpacked (as `arena bot build --work-dir`)",
+    )
     _ray_options(run)
     run.set_defaults(run=_cmd_run, parser=run)
 
@@ -313,6 +324,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise CliError(f"{config.path}: a fixed port is one referee server: --referees must be 1")
         config = dataclasses.replace(config, referees=args.referees)
     ray = _ray(args)
+    versions = _submitted(args, config, ray is not None)
     configure(logging.INFO)
     route_logs(None if args.verbose else "ladder")
     try:
@@ -324,6 +336,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 max_matches=args.max_matches,
                 ray=ray,
                 verbose=args.verbose,
+                versions=versions,
             )
         )
     except (StoreError, ClusterError) as exc:
@@ -336,6 +349,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if summary.interrupted:
         return 128 + (summary.stopped_by or 2)  # 130 after Ctrl-C, 143 after SIGTERM
     return 1 if summary.failed else 0
+
+
+def _submitted(args: argparse.Namespace, config: Any, on_ray: bool) -> Any:
+    """The submitted versions the ladder's bots name, looked up and unpacked (None: none named)."""
+    named = [bot.version for bot in config.bots if bot.version]
+    if not named:
+        return None
+    store = args.store or config.store
+    if not store:
+        raise CliError(f"{config.path}: bots name submitted versions: give store = PATH or --store")
+    if on_ray or config.referees > 1:
+        raise CliError(f"{config.path}: submitted versions play on one referee process, not on Ray")
+    from ..submissions.ladder import LadderVersionError, LadderVersions
+
+    try:
+        return LadderVersions(store, args.work_dir, named)
+    except (LadderVersionError, OSError) as exc:
+        raise CliError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- standings

@@ -8,6 +8,7 @@
     referees = 2                 # referee processes the concurrent matches are spread over
     processes = "per-match"      # or "persistent": a local bot's process plays match after match
     sandbox = false              # true: command bots run in the sandbox on CPU clocks (docs/SANDBOX.md)
+    store = "arena.db"           # the arena store of submitted versions (`version` bots; docs/SUBMIT.md)
     [time_control]               # per_decision_ms, bank_ms, increment_ms, latency_allowance_ms
     [faults]                     # policy, max_invalid, reconnect_grace_ms, start_timeout_ms
     [[bots]]                     # name and command, or name and token / token_env (a remote bot)
@@ -54,6 +55,7 @@ TOP_KEYS = {
     "referees",
     "processes",
     "sandbox",
+    "store",
     "database",
     "replay_dir",
     "host",
@@ -66,7 +68,8 @@ TOP_KEYS = {
 DECIDE_KEYS = {"pair", "confidence", "effect", "min_deal_sets"}
 TIME_KEYS = {"per_decision_ms", "bank_ms", "increment_ms", "latency_allowance_ms"}
 FAULT_KEYS = {"policy", "max_invalid", "reconnect_grace_ms", "start_timeout_ms"}
-BOT_KEYS = {"name", "command", "token", "token_env", "env", "cwd", "processes", "sandbox"}
+BOT_KEYS = {"name", "command", "token", "token_env", "version", "env", "cwd", "processes", "sandbox"}
+SUBMITTED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.+-]{0,63})@([1-9][0-9]{0,8})$")  # `version = "NAME@N"`
 # How a local bot is run: a new process for every match (the default: nothing a bot learns
 # survives from one seat arrangement of a deal set to the next), or one per concurrent slot
 # that plays match after match (much faster for short matches). docs/LADDER.md.
@@ -88,10 +91,11 @@ class BotSpec:
     processes: str = "per-match"  # PROCESS_MODES; not part of the identity: recorded per match
     inprocess: str = ""  # `inprocess:SPEC`: a Python SDK bot in the referee's process (no argv)
     sandbox: bool = False  # a command bot run in the sandbox, on a CPU clock (docs/SANDBOX.md)
+    version: str = ""  # "NAME@N": a submitted version's built tree, run in the sandbox (docs/SUBMIT.md)
 
     @property
     def remote(self) -> bool:
-        return not self.argv and not self.inprocess
+        return not self.argv and not self.inprocess and not self.version
 
     @property
     def mode(self) -> str:
@@ -101,6 +105,8 @@ class BotSpec:
     def identity(self) -> dict[str, Any]:
         """What makes this bot the same bot when a ladder is resumed (the token is no part of it)."""
         found = {"name": self.name, "command": self.command, "remote": self.remote, "env": dict(self.env)}
+        if self.version:
+            found["version"] = self.version
         return {**found, "sandbox": True} if self.sandbox else found  # (older ladders: no key)
 
 
@@ -126,6 +132,7 @@ class LadderConfig:
     host: str = "127.0.0.1"
     port: int = 0
     decide: Decide | None = None  # `[decide]`: play deal sets until it is decided (`decide.py`)
+    store: str = ""  # the arena store (a path or a postgresql:// URL) of the bots' submitted versions
 
     @property
     def seats(self) -> int:
@@ -350,7 +357,13 @@ def parse_ladder(data: Mapping[str, Any], path: Path) -> LadderConfig:
         host=top.text("host", "127.0.0.1"),
         port=port,
         decide=_decide(path, top, names) if "decide" in data else None,
+        store=_store(top, base),
     )
+
+
+def _store(top: _Reader, base: Path) -> str:
+    text = top.text("store", "")
+    return text if not text or "://" in text else str(base / text)
 
 
 def _decide(path: Path, top: _Reader, names: list[str]) -> Decide:
@@ -386,9 +399,22 @@ def _bot(
             f"a bot needs a name of letters, digits and _ . + - (at most 64), got {name!r}", "name"
         )
     reader.where = f"bots[{index}] ({name})"
-    kinds = [key for key in ("command", "token", "token_env") if key in raw]
+    kinds = [key for key in ("command", "token", "token_env", "version") if key in raw]
     if len(kinds) != 1:
-        raise reader.error("give exactly one of command (a local bot), token or token_env (a remote bot)")
+        raise reader.error(
+            "give exactly one of command (a local bot), token or token_env (a remote bot), "
+            "version (a submitted version)"
+        )
+    if kinds[0] == "version":
+        version = reader.text("version", "")
+        if not SUBMITTED.fullmatch(version):
+            raise reader.error(f"expected a submitted version as NAME@N, got {version!r}", "version")
+        if "cwd" in raw or "env" in raw:
+            raise reader.error("cwd and env are for command bots: a submitted version runs as submitted")
+        if not reader.flag("sandbox", True):
+            raise reader.error("a submitted version runs in the sandbox only", "sandbox")
+        mode = reader.text("processes", processes, PROCESS_MODES)
+        return BotSpec(name=name, processes=mode, sandbox=True, version=version)
     env = reader.strings("env")
     cwd = base / reader.text("cwd", ".")
     if kinds[0] != "command":

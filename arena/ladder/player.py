@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 import trio
@@ -21,7 +22,7 @@ import trio
 from ..live import Hub
 from ..referee.runner import MatchConfig, MatchRunner
 from ..replay.summary import DealRow, FaultRow, read_results
-from ..sandbox import SOCKET_PATH
+from ..sandbox import SOCKET_PATH, Sandbox
 from ..server.inprocess import InProcessBot, InProcessLink, load_bot, seat_inprocess
 from ..server.local import BotProcess, bot_environment
 from ..server.sandboxed import SandboxedProcess, Sandboxing, start_sandboxed
@@ -117,6 +118,16 @@ class PersistentBot:
         await self.process.stop()
 
 
+class SubmittedVersions(Protocol):
+    """Starts the submitted versions that ladder bots name (`BotSpec.version`) as the standing
+    arena runs them (`arena.submissions.ladder`): their built trees, in the sandbox."""
+
+    def start(self, version: str, env: dict[str, str] | None, socket: Path, output: Path) -> Sandbox:
+        """`version` in a new sandbox reaching `socket`: for one match with `env`, else (None) a
+        persistent process reading its matches from its input."""
+        ...
+
+
 class MatchPlayer:
     """Plays scheduled matches on one server, launching the local bots of each (or seating an
     idle persistent process of the bot); `close` stops the persistent processes."""
@@ -131,8 +142,10 @@ class MatchPlayer:
         node: str = "local",
         log_tag: str = "",
         socket: Path | None = None,
+        versions: SubmittedVersions | None = None,
     ) -> None:
         self.hub = hub
+        self.versions = versions  # how bots naming a submitted version start (BotSpec.version)
         self.address = address
         self.socket = socket  # the server's Unix socket: sandboxed bots' way in (BotSpec.sandbox)
         self.match_config = match_config
@@ -271,6 +284,12 @@ class MatchPlayer:
         if self.socket is None:
             raise OSError("sandboxed bots need the server's Unix socket")
         env = {**env, **bot.env, "ARENA_ADDRESS": f"unix:{SOCKET_PATH}"}
+        if bot.version:
+            if self.versions is None:
+                raise OSError(f"{bot.version} is a submitted version: the ladder needs the arena's store")
+            box = self.versions.start(bot.version, None if stdin else env, self.socket, log_path)
+            runner.clock_cpu(seat, box.cpu_seconds)
+            return SandboxedProcess(box)
         command = shlex.join(bot.argv)
         box = start_sandboxed(runner, seat, command, self.socket, log_path, Sandboxing(), env, bot.cwd, stdin)
         return SandboxedProcess(box)

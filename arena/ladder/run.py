@@ -39,7 +39,7 @@ from ..referee.runner import MatchConfig
 from ..server.app import serve
 from .cluster import RayPlayer, cluster_player
 from .config import BotSpec, LadderConfig
-from .player import ClusterError, MatchPlayer
+from .player import ClusterError, MatchPlayer, SubmittedVersions
 from .referees import RefereePool, referee_pool
 from .schedule import ScheduledMatch, build_schedule, tables
 from .stats import pair_verdicts
@@ -80,10 +80,12 @@ async def open_player(
     base: Path | None = None,
     referees: int = 1,
     verbose: bool = False,
+    versions: SubmittedVersions | None = None,
 ) -> AsyncIterator[Player]:
     """A player on this machine: a server in this process on `host`:`port`, or with `referees`
     > 1 that many referee processes (at most `concurrency`; their lines all logged with
-    `verbose`); or on Ray (the bots' files from `base`, if given). Closed at the end."""
+    `verbose`); or on Ray (the bots' files from `base`, if given). Closed at the end. `versions`
+    starts the bots that name a submitted version (they play on one server, as sandboxed bots do)."""
     player: Player
     if ray is not None:
         remote = [bot.name for bot in bots if bot.remote]
@@ -115,7 +117,9 @@ async def open_player(
             hub, bound = await nursery.start(partial(serve, host, port, replay_dir, unix=socket))
             address = f"{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{bound}"
             logs = replay_dir / "bot-logs"
-            player = MatchPlayer(hub, address, match_config, by_name.__getitem__, logs, socket=socket)
+            player = MatchPlayer(
+                hub, address, match_config, by_name.__getitem__, logs, socket=socket, versions=versions
+            )
             try:
                 yield player
             finally:
@@ -240,16 +244,18 @@ async def run_ladder(
     on_player: Callable[[Player], None] | None = None,
     ray: RayOptions | None = None,
     verbose: bool = False,
+    versions: SubmittedVersions | None = None,
 ) -> RunSummary:
     """Play every match of the ladder not yet in its database; see the module docstring.
     With `bar`, a progress bar on standard error when it is a terminal; with `verbose`, the
     referee processes log all their lines (else the ladder's own and errors). Raises StoreError or
-    ClusterError (one line each) when the run cannot go on; every match recorded stays."""
+    ClusterError (one line each) when the run cannot go on; every match recorded stays. `versions`
+    starts the bots that name a submitted version (`arena.submissions.ladder`)."""
     path = database or config.database
     store = Store.open(path, config.name, config.identity(), config.bots)
     try:
         with Bar("matches", per_minute=True, show=bar) as progress:
-            summary = await _run(config, store, progress, max_matches, on_player, ray, verbose)
+            summary = await _run(config, store, progress, max_matches, on_player, ray, verbose, versions)
     finally:
         store.close()
     if summary.fatal is not None:
@@ -265,6 +271,7 @@ async def _run(
     on_player: Callable[[Player], None] | None,
     ray: RayOptions | None,
     verbose: bool,
+    versions: SubmittedVersions | None = None,
 ) -> RunSummary:
     names = [bot.name for bot in config.bots]
     schedule = build_schedule(names, config.seats, config.deal_sets, config.seed, config.seating)
@@ -350,6 +357,7 @@ async def _run(
                 base=config.path.resolve().parent,
                 referees=config.referees,
                 verbose=verbose,
+                versions=versions,
             ) as player:
                 where: dict[str, object] = {"ray": ray.address or "local"} if ray else {}
                 if isinstance(player, MatchPlayer):
