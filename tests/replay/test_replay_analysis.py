@@ -40,6 +40,7 @@ from arena.replay.analysis import (
     tasks,
 )
 from arena.replay.read import Replay
+from arena.replay.table import action_label  # the viewer's words
 from arena.replay.timeline import action_text
 from arena.replay.verify import verify_replay
 from arena.server.local import EXAMPLE_BOTS, play_matches
@@ -127,7 +128,7 @@ def test_the_failed_vole_is_the_seats_costliest_decision(planted: Planted, analy
     # The command names it first among seat 1's costliest decisions.
     lines = analysed["stdout"].splitlines()
     first = lines[lines.index(next(line for line in lines if line.startswith("seat 1"))) + 1]
-    played = action_text(planted.replay.deals[0].decisions[planted.step].action)
+    played = action_text(planted.replay.deals[0].decisions[planted.step].action)  # the command's words
     assert first.startswith(f"  deal 0, step {planted.step}: played {played} ("), analysed["stdout"]
 
 
@@ -247,12 +248,12 @@ def test_the_page_marks_the_costliest_decisions(
     js = browser.js
     assert js("document.getElementById('costly-rank').textContent") == "costliest decision 1 of seat 1"
     loss = js("document.getElementById('search-loss').textContent")
-    played = action_text(planted.replay.deals[0].decisions[planted.step].action)
+    played = action_label(planted.replay.deals[0].decisions[planted.step].action)
     assert loss.startswith(f"played {played} (") and loss.endswith(
         f"estimated loss {blunder.loss:.2f} points"
     )
     best = js("document.getElementById('search-best').textContent")
-    assert best.startswith(f"prefers {action_text(Action.parse(blunder.best))} (")
+    assert best.startswith(f"prefers {action_label(Action.parse(blunder.best))} (")
     # Every legal action carries its value; the search's choice is outlined, the played one chosen.
     options = js("[...document.querySelectorAll('#offered .opt')].map(e => [e.className, e.textContent])")
     assert len(options) == len(blunder.values)
