@@ -191,12 +191,7 @@ def _cmd_standings(args: argparse.Namespace) -> int:
 def _reported(standing: Any) -> str:
     """The version of the bot's latest recorded Hello, and its name there when not the bot's; for a
     bot the arena runs, the submitted version that played (docs/SUBMIT.md)."""
-    if standing.hosted_version is not None:
-        return f"hosted, version {standing.hosted_version}"
-    if standing.hello_version is None:
-        return "–"
-    version = standing.hello_version or "(none)"
-    return version if standing.hello_name == standing.bot else f"{version} (as {standing.hello_name!r})"
+    return str(standing.reported_version() or "–")
 
 
 def _when(ms: int) -> str:

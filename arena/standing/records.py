@@ -109,6 +109,17 @@ class Standing:
         """Faults per decision."""
         return self.faults / self.decisions if self.decisions else 0.0
 
+    def reported_version(self) -> str | None:
+        """What the bot runs, as the table and the site say it: for a bot the arena runs, the
+        submitted version that played ("hosted, version N"); else the version of its latest
+        recorded Hello, and its name there when not the bot's; None when nothing is recorded."""
+        if self.hosted_version is not None:
+            return f"hosted, version {self.hosted_version}"
+        if self.hello_version is None:
+            return None
+        version = self.hello_version or "(none)"
+        return version if self.hello_name == self.bot else f"{version} (as {self.hello_name!r})"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "bot": self.bot,

@@ -263,6 +263,7 @@ def standing_message(standing: Standing) -> pb.Standing:
         state=standing.state,
         hello_name=standing.hello_name or "",
         hello_version=standing.hello_version or "",
+        hosted_version=standing.hosted_version or 0,
         recent=[
             pb.RecentMatch(
                 match_id=m.match_id,

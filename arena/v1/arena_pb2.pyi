@@ -515,7 +515,7 @@ class GetStandingsResponse(_message.Message):
     def __init__(self, standings: _Optional[_Iterable[_Union[Standing, _Mapping]]] = ...) -> None: ...
 
 class Standing(_message.Message):
-    __slots__ = ("bot", "variant", "rating", "mu", "sigma", "matches", "deals", "mean_score_per_deal", "decisions", "faults", "fault_rate", "state", "recent", "hello_name", "hello_version")
+    __slots__ = ("bot", "variant", "rating", "mu", "sigma", "matches", "deals", "mean_score_per_deal", "decisions", "faults", "fault_rate", "state", "recent", "hello_name", "hello_version", "hosted_version")
     BOT_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     RATING_FIELD_NUMBER: _ClassVar[int]
@@ -531,6 +531,7 @@ class Standing(_message.Message):
     RECENT_FIELD_NUMBER: _ClassVar[int]
     HELLO_NAME_FIELD_NUMBER: _ClassVar[int]
     HELLO_VERSION_FIELD_NUMBER: _ClassVar[int]
+    HOSTED_VERSION_FIELD_NUMBER: _ClassVar[int]
     bot: str
     variant: str
     rating: float
@@ -546,7 +547,8 @@ class Standing(_message.Message):
     recent: _containers.RepeatedCompositeFieldContainer[RecentMatch]
     hello_name: str
     hello_version: str
-    def __init__(self, bot: _Optional[str] = ..., variant: _Optional[str] = ..., rating: _Optional[float] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., deals: _Optional[int] = ..., mean_score_per_deal: _Optional[float] = ..., decisions: _Optional[int] = ..., faults: _Optional[int] = ..., fault_rate: _Optional[float] = ..., state: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[RecentMatch, _Mapping]]] = ..., hello_name: _Optional[str] = ..., hello_version: _Optional[str] = ...) -> None: ...
+    hosted_version: int
+    def __init__(self, bot: _Optional[str] = ..., variant: _Optional[str] = ..., rating: _Optional[float] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., deals: _Optional[int] = ..., mean_score_per_deal: _Optional[float] = ..., decisions: _Optional[int] = ..., faults: _Optional[int] = ..., fault_rate: _Optional[float] = ..., state: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[RecentMatch, _Mapping]]] = ..., hello_name: _Optional[str] = ..., hello_version: _Optional[str] = ..., hosted_version: _Optional[int] = ...) -> None: ...
 
 class RecentMatch(_message.Message):
     __slots__ = ("match_id", "finished_ms", "seat", "seats", "scores", "termination", "replay")

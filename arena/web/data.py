@@ -34,6 +34,7 @@ def standings(store: Store, variant: str, connected: set[str]) -> dict[str, Any]
     for standing in table:
         row = standing.to_dict()
         del row["recent"]
+        row["runs"] = standing.reported_version()  # "hosted, version N" for a bot the arena runs
         row["last_seen_ms"] = last_seen.get(standing.bot)
         row["connected"] = standing.bot in connected
         rows.append(row)
@@ -53,10 +54,12 @@ def _last_seen(store: Store) -> dict[str, int]:
 def bot_page(store: Store, history: RatingHistory, name: str, connected: bool) -> dict[str, Any]:
     """One bot's public facts, ratings, rating history, recent matches and head-to-head."""
     bot = store.bot(name)  # UnknownBotError: a 404
-    ratings = [s.to_dict() for s in store.standings("", recent=0) if s.bot == name]
+    rated = [s for s in store.standings("", recent=0) if s.bot == name]
+    ratings = [s.to_dict() for s in rated]
     for rating in ratings:
         del rating["recent"]
     hello = next(((r["hello_name"], r["hello_version"]) for r in ratings), (None, None))
+    hosted = next((s.hosted_version for s in rated), None)  # as of its latest finished match
     recent = matches(store, bot=name, state="", limit=20)["matches"]
     return {
         "name": bot.name,
@@ -66,6 +69,8 @@ def bot_page(store: Store, history: RatingHistory, name: str, connected: bool) -
         "connected": connected,
         "language": hello[0],
         "version": hello[1],
+        "hosted_version": hosted,
+        "runs": rated[0].reported_version() if rated else None,
         "ratings": ratings,
         "history": history.of(name),
         "recent": recent,

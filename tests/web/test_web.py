@@ -44,6 +44,7 @@ from arena.referee.runner import MatchConfig, MatchRunner, MatchState
 from arena.referee.seat import TimeControl
 from arena.server.app import serve
 from arena.standing.store import Store
+from arena.standing.versions import Versions
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 from arena.web.app import REPLAY_CSP, SITE_CSP, LiveStream, Site, serve_site
@@ -71,6 +72,7 @@ class Arena:
     grpc: str  # 127.0.0.1:PORT
     tokens: dict[str, str]
     process: subprocess.Popen[str]
+    store: Path = Path()  # the server's SQLite store
 
     def get(self, path: str) -> tuple[int, str]:
         try:
@@ -145,7 +147,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
             admin = pb_grpc.AdminServiceStub(channel)
             for name in BOTS:
                 tokens[name] = admin.RegisterBot(pb.RegisterBotRequest(name=name)).token
-        site = Arena(url, grpc_address, tokens, process)
+        site = Arena(url, grpc_address, tokens, process, directory / "arena.db")
         for bot in site.play(matches=2):
             _out, err = bot.communicate(timeout=120)
             assert bot.returncode == 0, err
@@ -800,3 +802,39 @@ def test_beyond_the_sites_budget_of_updates_each_viewers_frame_grows() -> None:
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_a_hosted_bot_says_hosted_and_its_version_on_the_pages_and_in_get_standings(
+    arena: Arena, page: Any
+) -> None:
+    """As `arena standings` does (docs/SUBMIT.md): beta's latest match is recorded as played by
+    its submitted version 2, as a hosting server records it; alpha stays a dialled-in bot."""
+    [latest, *_] = arena.api("/api/matches?bot=beta&state=finished")["matches"]
+    seat = [s["bot"] for s in latest["seats"]].index("beta")
+    store = Store(str(arena.store))
+    try:
+        Versions(store).seat(latest["match_id"], seat, "beta", 2)
+    finally:
+        store.close()
+    runs = {
+        row["bot"]: (row["runs"], row["hosted_version"]) for row in arena.api("/api/standings")["standings"]
+    }
+    assert runs["beta"] == ("hosted, version 2", 2)
+    assert runs["alpha"][1] is None and runs["alpha"][0] != "hosted, version 2"
+    assert arena.api("/api/bots/beta")["hosted_version"] == 2
+    assert arena.api("/api/bots/alpha")["hosted_version"] is None
+    page.goto(arena.url + "/")
+    page.wait_for_selector("#board table")
+    row = page.locator("#board tbody tr", has_text="beta")
+    assert "hosted, version 2" in row.text_content()
+    assert "hosted" not in page.locator("#board tbody tr", has_text="alpha").text_content()
+    page.goto(arena.url + "/bots/beta")
+    page.wait_for_selector(".facts")
+    assert "Runshosted, version 2" in page.locator(".facts").text_content()
+    page.goto(arena.url + "/bots/alpha")
+    page.wait_for_selector(".facts")
+    assert "Runsdialled in" in page.locator(".facts").text_content()
+    with admin_channel(arena.grpc, OPERATOR) as channel:
+        admin = pb_grpc.AdminServiceStub(channel)
+        standings = admin.GetStandings(pb.GetStandingsRequest(variant="grosstarock")).standings
+    assert {s.bot: s.hosted_version for s in standings} == {"alpha": 0, "beta": 2, "gamma": 0}

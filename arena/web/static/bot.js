@@ -11,6 +11,7 @@
       el("dt", {}, "State"), el("dd", {}, bot.state + (bot.connected ? ", connected now" : "")),
       el("dt", {}, "Registered"), el("dd", {}, when(bot.registered_ms)),
       el("dt", {}, "Declares"), el("dd", {}, bot.language ? bot.language + (bot.version ? " " + bot.version : "") : "—"),
+      el("dt", {}, "Runs"), el("dd", {}, bot.hosted_version != null ? "hosted, version " + bot.hosted_version : bot.ratings.length ? "dialled in" : "—"),
       el("dt", {}, "Variants"), el("dd", {}, bot.variants.length ? bot.variants.join(", ") : "every variant of the arena"));
     const parts = [facts];
     parts.push(el("h2", {}, "Ratings"));
