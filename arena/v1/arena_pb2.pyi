@@ -356,14 +356,16 @@ class Fault(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class MatchEnd(_message.Message):
-    __slots__ = ("scores", "termination", "replay")
+    __slots__ = ("scores", "termination", "replay", "reason")
     SCORES_FIELD_NUMBER: _ClassVar[int]
     TERMINATION_FIELD_NUMBER: _ClassVar[int]
     REPLAY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     scores: _containers.RepeatedScalarFieldContainer[int]
     termination: str
     replay: str
-    def __init__(self, scores: _Optional[_Iterable[int]] = ..., termination: _Optional[str] = ..., replay: _Optional[str] = ...) -> None: ...
+    reason: str
+    def __init__(self, scores: _Optional[_Iterable[int]] = ..., termination: _Optional[str] = ..., replay: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
     __slots__ = ("variant", "options", "deals", "seed", "time_control", "fault_policy", "seat_names", "max_invalid", "reconnect_grace_ms", "start_timeout_ms")
