@@ -385,7 +385,7 @@ def _cmd_standings(args: argparse.Namespace) -> int:
 
 def _print_standings(db: Path, as_json: bool, out: TextIO, decide: Any = None) -> None:
     from ..files import LADDER_DB
-    from ..ladder.stats import standings
+    from ..ladder.stats import process_modes, standings
     from ..ladder.store import StoreError, connect
 
     input_kind(db, LADDER_DB)
@@ -399,19 +399,23 @@ def _print_standings(db: Path, as_json: bool, out: TextIO, decide: Any = None) -
         if missing:
             raise CliError(f"--pair: no bot {missing[0]!r} in {db}")
         table = standings(conn, decide)
+        modes = process_modes(conn)
     finally:
         conn.close()
     if as_json:
         print(json.dumps(table.to_dict(), ensure_ascii=False), file=out)
     else:
-        out.write(format_standings(table))
+        out.write(format_standings(table, modes))
 
 
 def _signed(value: float, digits: int = 1) -> str:
     return f"{value:+.{digits}f}"
 
 
-def format_standings(table: Any) -> str:
+def format_standings(table: Any, modes: dict[str, dict[str, int]] | None = None) -> str:
+    """The standings as text; `modes` (how each bot ran, by matches) said after them when some
+    bot did not run as a new process per match."""
+    modes = modes or {}
     options = ", ".join(f"{k}={v}" for k, v in table.options.items())
     lines = [
         f"{table.name}: {table.variant}{f' ({options})' if options else ''}, "
@@ -470,12 +474,11 @@ def format_standings(table: Any) -> str:
             if b.hello.changed:
                 said += f"  (changed over the ladder: {', '.join(v or '(none)' for v in b.hello.versions)})"
             lines.append(f"{b.name:<{width}}  {said}")
-    ran = [b for b in table.bots if b.processes and set(b.processes) != {"per-match"}]
-    if ran:  # said only when some bot did not run as a new process per match, the default
-        lines += ["", "processes: matches by how each bot ran in them"]
+    if any(set(ran) != {"per-match"} for ran in modes.values() if ran):  # the default goes unsaid
+        lines += ["", "processes: matches by how each bot ran in them (run information, not a result)"]
         for b in table.bots:
-            modes = ", ".join(f"{mode} {n}" for mode, n in sorted(b.processes.items())) or "–"
-            lines.append(f"{b.name:<{width}}  {modes}")
+            ran = ", ".join(f"{mode} {n}" for mode, n in sorted(modes.get(b.name, {}).items())) or "–"
+            lines.append(f"{b.name:<{width}}  {ran}")
     return "\n".join(lines) + "\n"
 
 

@@ -36,7 +36,7 @@ from ..replay.html import render_html
 from ..replay.log import FAULT_KINDS
 from ..replay.read import ReplayReadError
 from ..replay.verify import verify_replay
-from .stats import BotStanding, Standings, standings
+from .stats import BotStanding, Standings, process_modes, standings
 from .store import has_table
 
 DEFAULT_REPLAY_PAGES = 50  # viewer pages: the last N matches, and the last N with a fault
@@ -102,7 +102,7 @@ def write_report(
     matches = _matches(conn)
     _viewer_pages(matches, replay_dir, directory, replay_pages)
     index = directory / "index.html"
-    index.write_text(_page(table, matches, replay_pages), encoding="utf-8")
+    index.write_text(_page(table, matches, replay_pages, process_modes(conn)), encoding="utf-8")
     return index
 
 
@@ -281,9 +281,9 @@ def _cell(value: float, digits: int = 1) -> str:
     return f'<td class="{css}">{value:+.{digits}f}</td>'
 
 
-def _processes(bot: BotStanding) -> str:
+def _processes(modes: dict[str, int]) -> str:
     """How the bot ran: `per-match 12, persistent 6` (– in a file from before it was recorded)."""
-    return ", ".join(f"{mode} {n}" for mode, n in sorted(bot.processes.items())) or "–"
+    return ", ".join(f"{mode} {n}" for mode, n in sorted(modes.items())) or "–"
 
 
 def _hello(bot: BotStanding) -> str:
@@ -369,7 +369,9 @@ replay directory.</p>
 """
 
 
-def _page(table: Standings, matches: list[MatchRow], replay_pages: int | None) -> str:
+def _page(
+    table: Standings, matches: list[MatchRow], replay_pages: int | None, modes: dict[str, dict[str, int]]
+) -> str:
     e = html.escape
     options = ", ".join(f"{k}={v}" for k, v in table.options.items())
     rows = []
@@ -379,7 +381,7 @@ def _page(table: Standings, matches: list[MatchRow], replay_pages: int | None) -
         rows.append(
             f"<tr><td>{b.rank}</td><td>{e(b.name)}{' (remote)' if b.remote else ''}</td>"
             f"<td>{b.rating:.2f}</td><td>{b.mu:.2f}</td><td>{b.sigma:.2f}</td><td>{b.matches}</td>"
-            f"<td>{b.deals}</td><td>{points}</td>{_hello(b)}<td>{_processes(b)}</td></tr>"
+            f"<td>{b.deals}</td><td>{points}</td>{_hello(b)}<td>{_processes(modes.get(b.name, {}))}</td></tr>"
         )
     names = [b.name for b in table.bots]
     cross = ["<tr><th></th>" + "".join(f"<th>{e(n)}</th>" for n in names) + "</tr>"]

@@ -8,7 +8,9 @@ after a kill). The `ratings` table keeps the ratings as they were after each mat
 (the report's plot over time); the standings do not read it. The standings also give each
 bot's mean game points per deal with a 95% confidence interval (Student's t), a crosstable of
 mean point differences per deal between each two bots at the same table, and fault counts by
-kind, and what each bot said of itself in its Hellos (name and version).
+kind, and what each bot said of itself in its Hellos (name and version). How the bots ran
+(per-match or persistent processes, in-process, remote) is not a result and not in the
+standings: `process_modes` reads it for the report and the standings' text.
 """
 
 from __future__ import annotations
@@ -58,8 +60,6 @@ class BotStanding:
     crashes: int = 0  # matches in which the bot's process ended before the match did
     forfeits: int = 0
     hello: ReportedHello | None = None  # None: no Hello recorded (or a ladder file from before)
-    # matches by how the bot ran in them: per-match, persistent, remote (none: an older file)
-    processes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -148,10 +148,6 @@ def standings(
     )
     ratings = plan_order_ratings(conn, [name for name, _ in bots])
     hellos = reported_hellos(conn)
-    modes: dict[str, dict[str, int]] = defaultdict(dict)
-    if has_table(conn, "processes"):
-        for bot, mode, count in conn.execute("SELECT bot, mode, COUNT(*) FROM processes GROUP BY bot, mode"):
-            modes[bot][mode] = count
     default = Ratings([]).model
     rows = []
     for name, remote in bots:
@@ -173,7 +169,6 @@ def standings(
                 crashes=int(crashes.get(name) or 0),
                 forfeits=int(forfeits.get(name) or 0),
                 hello=hellos.get(name),
-                processes=dict(modes.get(name, {})),
             )
         )
     rows.sort(key=lambda b: (-b.rating, -b.points_per_deal, b.name))
@@ -229,6 +224,16 @@ def plan_order_ratings(conn: sqlite3.Connection, bots: list[str]) -> dict[str, t
         deals = [rows[seq][deal] for deal in sorted(rows.get(seq, {}))]
         ratings.update(names, deals, forfeited)
     return ratings.of(ratings.ratings)
+
+
+def process_modes(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
+    """Each bot's matches by how it ran in them (per-match, persistent, in-process, remote): run
+    metadata, not a result (none in a ladder file from before it was recorded)."""
+    modes: dict[str, dict[str, int]] = defaultdict(dict)
+    if has_table(conn, "processes"):
+        for bot, mode, count in conn.execute("SELECT bot, mode, COUNT(*) FROM processes GROUP BY bot, mode"):
+            modes[bot][mode] = count
+    return dict(modes)
 
 
 def reported_hellos(conn: sqlite3.Connection) -> dict[str, ReportedHello]:
