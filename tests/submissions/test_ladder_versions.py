@@ -77,6 +77,18 @@ def test_a_ladder_plays_a_submitted_version_in_the_sandbox(tmp_path: Path) -> No
     assert len(list((work / "trees").iterdir())) == 1
     assert len(list((tmp_path / "versions-replays" / "bot-logs").glob("*-submitted.log"))) == 3
 
+    # Persistent: one sandbox of the version plays the three matches, each seat on its CPU clock.
+    (tmp_path / "warm.toml").write_text(LADDER.format(processes="persistent"))
+    warm = arena("ladder", "run", tmp_path / "warm.toml", "--no-progress", "--work-dir", work, timeout=120)
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    warm_replays = sorted((tmp_path / "warm-replays").glob("*.jsonl"))
+    assert len(warm_replays) == 3
+    for path in warm_replays:
+        first = json.loads(path.read_text().splitlines()[0])
+        assert first["cpu_clock"]["seats"] == [first["seats"].index("submitted")]
+        assert verify_replay(path).problem is None
+    assert len(list((tmp_path / "warm-replays" / "bot-logs").glob("persistent-submitted-*.log"))) == 1
+
     # A version that does not exist is named in one line.
     (tmp_path / "other.toml").write_text(LADDER.format(processes="persistent").replace("sub@1", "sub@2"))
     missing = arena("ladder", "run", tmp_path / "other.toml", "--no-progress", "--work-dir", work)
