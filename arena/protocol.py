@@ -286,10 +286,18 @@ T_REDESIGNATION: Final = _TRICK["redesignation"]
 
 
 _U64 = (1 << 64) - 1
+INT64_MIN: Final = -(1 << 63)
+INT64_MAX: Final = (1 << 63) - 1
 
 
 def _encode_varint(value: int) -> bytes:
-    """A varint; a negative int32 is sign-extended to ten bytes, as protobuf writes it."""
+    """A varint; a negative number is sign-extended to ten bytes, as protobuf writes it.
+
+    Every integer field these helpers write is int32, int64 or uint32: a value outside int64
+    would wrap silently, so it is refused (the referee ends such a match before it gets here).
+    """
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"Value out of range: {value} does not fit a protobuf int64")
     value &= _U64
     out = bytearray()
     while value > 0x7F:
