@@ -53,6 +53,7 @@ from ..replay.log import (
 )
 from ..v1 import arena_pb2 as pb
 from .cpuclock import CpuClock, CpuMeter, cpu_clock_header, late_detail
+from .limits import OutOfRange, check_deal, match_end_line, match_end_message
 from .record import action_line, complete_replay, latency_fields, replay_flusher
 from .seat import (
     ALARM,
@@ -138,6 +139,7 @@ class MatchRunner(LinkHost):
         self.replay_path: Path | None = None
         self.termination: Termination | str = ""  # "" until the match ends
         self.forfeited: int | None = None
+        self.abort_reason = ""  # why a match that ran ended aborted (limits.py)
         self.done = trio.Event()
         # Awaited once the replay is complete and before any bot is told the match ended: a service
         # makes the result durable there (the standing arena journals it), so nobody hears of a
@@ -294,17 +296,14 @@ class MatchRunner(LinkHost):
             except Forfeit as forfeit:
                 self.termination = Termination.FORFEIT
                 self.forfeited = forfeit.fault.seat
-            split = self.match.final_split()
-            self._write(
-                {
-                    "type": "match_end",
-                    "termination": self.termination,
-                    "forfeited": self.forfeited,
-                    "pot_split": split,
-                    "scores": list(self.match.scores),
-                    "faults": {s.index: len(s.faults) for s in self.seats},
-                }
+            except OutOfRange as exc:
+                self.termination, self.abort_reason = Termination.ABORTED, str(exc)
+            faults = {s.index: len(s.faults) for s in self.seats}
+            end_line, self.abort_reason = match_end_line(
+                self.match, self.termination, self.forfeited, faults, self.abort_reason
             )
+            self.termination = Termination(end_line["termination"])
+            self._write(end_line)
             synchronous = all(getattr(seat.link, "synchronous", False) for seat in self.seats)
             self.replay_path = replay = await complete_replay(self._writer, synchronous)
             self.state = MatchState.FINISHED
@@ -314,13 +313,15 @@ class MatchRunner(LinkHost):
                         await self.before_end()
                     except Exception:
                         self.log.exception("the match's end could not be made durable")
-            end = pb.MatchEnd(scores=self.match.scores, termination=self.termination, replay=replay.name)
+            end = match_end_message(self.match, self.termination, replay.name, self.abort_reason)
             for seat in self.seats:
                 seat.flush_events()
                 seat.send(pb.ServerMessage(match_end=end))
                 if seat.link is not None:
                     seat.link.close()
-            self.log.info("match finished", termination=self.termination, scores=self.match.scores)
+            self.log.info(
+                "match finished", termination=self.termination, scores=self.match.scores, reason=end.reason
+            )
         except BaseException:
             self.state = MatchState.ABORTED
             self.termination = Termination.ABORTED
@@ -336,12 +337,12 @@ class MatchRunner(LinkHost):
 
     async def _play_watched(self) -> None:
         """`_play`, with the watchdog that wakes a decision at its deadline."""
-        forfeit: Forfeit | None = None
+        forfeit: Forfeit | OutOfRange | None = None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watchdog)
             try:
                 await self._play()
-            except Forfeit as exc:
+            except (Forfeit, OutOfRange) as exc:
                 forfeit = exc  # raised below, not wrapped in the nursery's exception group
             finally:
                 nursery.cancel_scope.cancel()
@@ -417,6 +418,7 @@ class MatchRunner(LinkHost):
             for entry, note in zip(record["actions"], notes, strict=True):
                 entry.update(note)
             self._write({"type": "deal", "deal": deal, "record": record, "scores": list(match.scores)})
+            check_deal(match, result, deal)  # exact in the replay; beyond int64, never sent wrapped
             self.broadcast(
                 pb.Event(
                     deal=deal,

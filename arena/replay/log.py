@@ -59,14 +59,15 @@ class FaultPolicy(enum.StrEnum):
 class Termination(enum.StrEnum):
     COMPLETED = "completed"
     FORFEIT = "forfeit"
-    # A match that ended by an error or a shutdown: it writes no `match_end` line.
+    # A match that ended by an error or a shutdown: it writes no `match_end` line. One whose
+    # scores or pots left int64 (arena/referee/limits.py) writes one, with its `reason`.
     ABORTED = "aborted"
 
 
 FAULT_KINDS: tuple[str, ...] = tuple(k.value for k in FaultKind)
 CONNECTION_EVENTS: tuple[str, ...] = tuple(e.value for e in ConnectionEvent)
 FAULT_POLICIES: tuple[str, ...] = tuple(p.value for p in FaultPolicy)
-TERMINATIONS: tuple[str, ...] = (Termination.COMPLETED.value, Termination.FORFEIT.value)  # of `match_end`
+TERMINATIONS: tuple[str, ...] = tuple(t.value for t in Termination)  # of `match_end`
 
 # A line as compact JSON, by one encoder made once and without the check for circular references:
 # a line is a tree of dicts, lists and scalars built just before, and that check (an id in a dict

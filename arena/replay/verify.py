@@ -370,9 +370,17 @@ class _Checker(TextCheck):
         termination = obj.get("termination")
         forfeited = obj.get("forfeited")
         if termination not in TERMINATIONS:
-            self._damage(number, f"has termination {termination!r}; expected completed or forfeit")
+            self._damage(number, f"has termination {termination!r}; expected completed, forfeit or aborted")
         state = self.state
-        if termination == "completed":
+        # DK-POT-6 pays the pots out at the end, and after a forfeit; an aborted match that is
+        # not over keeps them (arena/referee/limits.py).
+        split = match.final_split() if match.is_over() or termination != "aborted" else None
+        if termination == "aborted":
+            if state is not None or not _beyond_int64(match):
+                message = "the match_end says aborted"
+                expected = "a score, pot or delta beyond int64 after a deal"
+                self._discrepancy(message, number, expected=expected, deal=None)
+        elif termination == "completed":
             if state is not None or not match.is_over():
                 expected = f"all {match.deals} dealer turns played out"
                 self._discrepancy("the match_end says completed", number, expected=expected, deal=None)
@@ -389,7 +397,6 @@ class _Checker(TextCheck):
                 expected = f"seat {state.turn}, whose decision was pending"
                 self._discrepancy(f"seat {forfeited} forfeited", number, self.steps, expected=expected)
             self.faults[state.turn] += 1  # the forfeiting fault ends the match before its action line
-        split = match.final_split()
         for key, recorded, replayed in (
             ("pot_split", obj.get("pot_split"), split),
             ("scores", obj.get("scores"), match.scores),
@@ -423,3 +430,12 @@ class _Checker(TextCheck):
 
 def _result_key(key: str) -> tuple[int, str]:
     return (_RESULT_ORDER.index(key) if key in _RESULT_ORDER else len(_RESULT_ORDER), key)
+
+
+def _beyond_int64(match: Match) -> bool:
+    """Whether a running score or pot, or the last deal's deltas or pot changes, left int64:
+    the one reason a referee ends a match aborted with a `match_end` line."""
+    values = [*match.scores, *match.pots.values()]
+    if match.results:
+        values += [*match.results[-1].deltas, *match.results[-1].pots.values()]
+    return any(not -(1 << 63) <= v < 1 << 63 for v in values)
