@@ -6,7 +6,8 @@ matches recorded before); 3 added what several servers sharing one PostgreSQL ne
 (`arena.standing.cluster`): ``matches.server_id`` (the server that hosts the match) and
 ``abort_reason``, the tables ``arena_servers`` (heartbeats), ``lobby_places`` (every waiting
 or booked place of every server's lobby streams) and ``pair_meetings`` (how often each pair
-met, filled from the stored matches on migration). Opening a store of an older version
+met, filled from the stored matches on migration); 4 made ``match_seats.score`` BIGINT (a Danish
+match's scores outgrow 32 bits; SQLite's INTEGER already holds 64). Opening a store of an older version
 migrates it, in the same transaction as the rest of the opening (`MIGRATIONS`, `Store`).
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = [
     "CREATE TABLE IF NOT EXISTS arena_schema (version INTEGER NOT NULL)",
@@ -48,7 +49,7 @@ SCHEMA = [
         match_id TEXT NOT NULL REFERENCES matches (match_id),
         seat INTEGER NOT NULL,
         bot TEXT NOT NULL REFERENCES bots (name),
-        score INTEGER NOT NULL DEFAULT 0,
+        score BIGINT NOT NULL DEFAULT 0,         -- a Danish score may outgrow 32 bits
         deals INTEGER NOT NULL DEFAULT 0,
         decisions INTEGER NOT NULL DEFAULT 0,
         faults INTEGER NOT NULL DEFAULT 0,
@@ -139,6 +140,11 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
         "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
     ],
+}
+
+# From version N to N + 1, on PostgreSQL only (SQLite's INTEGER is already 64 bits wide).
+POSTGRES_MIGRATIONS: dict[int, list[str]] = {
+    3: ["ALTER TABLE match_seats ALTER COLUMN score TYPE BIGINT"],
 }
 
 # From version 2 to 3: columns added to `matches` (each only if missing: a store may have them).

@@ -37,6 +37,7 @@ from .schema import (
     INDEXES,
     MATCH_COLUMNS_3,
     MIGRATIONS,
+    POSTGRES_MIGRATIONS,
     SCHEMA,
     SCHEMA_VERSION,
     fill_pair_meetings,
@@ -123,6 +124,8 @@ class Store:
             elif row[0] < SCHEMA_VERSION:
                 for version in range(int(row[0]), SCHEMA_VERSION):
                     for statement in MIGRATIONS.get(version, []):
+                        db.execute(statement)
+                    for statement in POSTGRES_MIGRATIONS.get(version, []) if self.postgres else []:
                         db.execute(statement)
                 if row[0] < 3:
                     have = self._columns(db, "matches")
