@@ -127,7 +127,7 @@ struct Session {
   std::optional<v1::DecisionRequest> pending;
   std::vector<v1::Action> tried;
   uint32_t seat = 0;
-  std::vector<int32_t> scores;
+  std::vector<int64_t> scores;  // int64 on the wire: Danish pots grow without bound
   std::string termination;
 };
 
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
     bool progress = false;
     if (play_stream(*stub, *options, session, status, progress)) {
       std::cerr << options->name << ": " << session.termination << "; seat " << session.seat << "; scores";
-      for (int32_t score : session.scores) std::cerr << " " << score;
+      for (int64_t score : session.scores) std::cerr << " " << score;
       std::cerr << "\n";
       return 0;
     }
