@@ -183,8 +183,9 @@ def register(commands: Any) -> None:
         "ab",
         help="is bot A stronger than bot B? a sequential test on duplicate deals",
         description="Play A and B in the same seats, on the same decks, against the same opponents, "
-        "until a sequential probability ratio test on the per-deal score difference decides, or "
-        "--max-deal-sets is reached. A bot is an example bot name (heuristic, random, search) or a command.",
+        "until a sequential test on the score difference (one observation per deal set) finds one "
+        "stronger by the effect or the two closer than it, or --max-deal-sets is reached. A bot is "
+        "an example bot name (heuristic, random, search) or a command.",
     )
     ab.add_argument("a", metavar="A", help="the bot under test: an example bot's name or a command")
     ab.add_argument("b", metavar="B", help="the bot it is compared with: an example bot's name or a command")
@@ -204,21 +205,30 @@ def register(commands: Any) -> None:
         help="referee processes the matches are spread over (default: one per core)",
     )
     ab.add_argument(
-        "--alpha", type=_probability, default=0.05, help="P(deciding A when B is stronger by the effect)"
+        "--alpha",
+        type=_probability,
+        default=0.05,
+        help="P(declaring either stronger when they are equal), half each way (default 0.05)",
     )
     ab.add_argument(
-        "--beta", type=_probability, default=0.05, help="P(deciding B when A is stronger by the effect)"
+        "--beta", type=_probability, default=0.05, help="P(missing a difference of the effect) (default 0.05)"
     )
     ab.add_argument(
         "--effect",
         type=_effect,
         default=0.3,
         metavar="D",
-        help="the difference to detect, in standard deviations of a deal's score difference",
+        help="the difference to detect, in standard deviations of a deal set's score difference",
     )
     ab.add_argument(
-        "--min-deals", type=positive_int, default=8, metavar="N", help="no decision before N deals"
+        "--min-deal-sets",
+        type=positive_int,
+        default=6,
+        metavar="N",
+        help="no verdict before N deal sets (default 6, at least 2)",
     )
+    # The old per-deck count, refused by name: the observations are per deal set now.
+    ab.add_argument("--min-deals", help=argparse.SUPPRESS)
     ab.add_argument(
         "--max-deal-sets",
         type=positive_int,
@@ -527,6 +537,10 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     if args.replay_dir is not None:
         output_dir(args.replay_dir, "--replay-dir")
+    if args.min_deals is not None:
+        args.parser.error("--min-deals is now --min-deal-sets (one observation per deal set)")
+    if args.min_deal_sets < 2:
+        args.parser.error("--min-deal-sets: the test needs at least two deal sets")
     if len(args.against) != variant.seats - 1:
         args.parser.error(
             f"{variant.name} has {variant.seats} seats: give {variant.seats - 1} --against bots"
@@ -549,7 +563,7 @@ def _cmd_ab(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         beta=args.beta,
         effect=args.effect,
-        min_deals=args.min_deals,
+        min_deal_sets=args.min_deal_sets,
         max_deal_sets=args.max_deal_sets,
         per_decision_ms=args.per_decision_ms,
         bank_ms=args.bank_ms,

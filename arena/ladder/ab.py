@@ -3,10 +3,12 @@
 A and B take turns in the same place at the same table: for each deal set and each seat
 arrangement of (candidate, X, Y, …) two matches are played, one with A as the candidate and
 one with B, on the same decks, with the opponents in the same seats and started from the same
-seeds. The observation for a deal is A's points minus B's on that deck, averaged over the seat
-arrangements (a duplicate board score); decks are independent of each other, so observations
-are too. After each deal set, taken in order, the SPRT of `sprt.py` decides or asks for more;
-the test stops at a decision or after `max_deal_sets`.
+seeds. A deck's difference is A's points minus B's on it, averaged over the seat arrangements
+(a duplicate board score); the observation is one per deal set, the mean of its decks'
+differences, as for a ladder's pairs (`decide.py`): deal sets are independent of each other.
+After each deal set, taken in order, `sprt.PairTest` (is either stronger by the effect, or are
+the two closer than it?) decides or asks for more; the test stops at a verdict or after
+`max_deal_sets`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .config import BotSpec
 from .player import ClusterError
 from .run import RayOptions, dispatch, open_player, play_counted
 from .schedule import ScheduledMatch, arrangements, deal_set_seed, match_key
-from .sprt import SPRT
+from .sprt import PairTest
 from .store import MatchRecord
 
 log = structlog.get_logger(component="ladder")
@@ -65,10 +67,10 @@ class ABConfig:
     seed: int = 0
     concurrency: int = 2
     referees: int = 1  # referee processes on this machine (`referees.py`)
-    alpha: float = 0.05
-    beta: float = 0.05
-    effect: float = 0.3
-    min_deals: int = 8
+    alpha: float = 0.05  # P(either declared stronger when they are equal), α/2 each way
+    beta: float = 0.05  # P(a difference of the effect missed)
+    effect: float = 0.3  # in standard deviations of a deal set's observation
+    min_deal_sets: int = 6  # no verdict on fewer observations: σ is unreliable below
     max_deal_sets: int = 100
     per_decision_ms: int = 5_000
     bank_ms: int = 30_000
@@ -77,53 +79,61 @@ class ABConfig:
         if len(self.against) != self.variant.seats - 1:
             raise ValueError(f"{self.variant.name} needs {self.variant.seats - 1} opponents")
 
+    def test(self) -> PairTest:
+        return PairTest(self.alpha, self.beta, self.effect, self.min_deal_sets)
+
 
 @dataclass
 class ABResult:
     a: str
     b: str
-    decision: str | None  # "A", "B", or None (undecided)
-    llr: float
+    decision: str | None  # "A" or "B" (stronger by the effect), "equal" (closer), None (undecided)
+    llr_a: float  # LLR of "A stronger by the effect" against "equal"
+    llr_b: float  # LLR of "B stronger by the effect" against "equal"
     lower: float
     upper: float
     alpha: float
     beta: float
     effect: float
-    deals: int  # observations: decks with a paired score difference
-    deal_sets: int
+    deals: int  # decks with a paired score difference
+    deal_sets: int  # deal sets played in order (an observation each, unless none of its deals paired)
     matches: int
     mean_diff: float
     ci95: float
     seconds: float
     interrupted: bool = False
     stopped_by: int = 0  # the signal that interrupted it (SIGINT or SIGTERM), for the exit status
-    observations: list[float] = field(default_factory=list)
+    observations: list[float] = field(default_factory=list)  # one per deal set
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
         del data["stopped_by"]  # the exit status says it
-        for key in ("llr", "ci95"):
+        for key in ("llr_a", "llr_b"):
             if math.isinf(data[key]):
-                data[key] = None if key == "ci95" else math.copysign(1e308, data[key])
+                data[key] = math.copysign(1e308, data[key])
+        data["ci95"] = None if math.isinf(self.ci95) else self.ci95
         return data
 
     def summary(self) -> str:
         rates = f"α = {self.alpha:g}, β = {self.beta:g}, effect {self.effect:g} sd"
         sets, matches = _count(self.deal_sets, "deal set"), _count(self.matches, "match")
-        played = f"{_count(self.deals, 'deal')} ({sets}, {matches})"
-        if self.decision is not None:
+        played = f"{sets} ({_count(self.deals, 'deck')}, {matches})"
+        llrs = f"LLR A {self.llr_a:.2f}, B {self.llr_b:.2f}"
+        if self.decision in ("A", "B"):
             winner, loser = (self.a, self.b) if self.decision == "A" else (self.b, self.a)
-            bound = f"≥ {self.upper:.2f}" if self.decision == "A" else f"≤ {self.lower:.2f}"
-            verdict = f"{self.decision}: {winner} is stronger than {loser}: the SPRT decided after {played}"
-            verdict += f"; LLR {self.llr:.2f} {bound} ({rates})."
+            verdict = f"{self.decision}: {winner} is stronger than {loser}, decided after {played}"
+            verdict += f"; {llrs} (decides at ≥ {self.upper:.2f}; {rates})."
+        elif self.decision == "equal":
+            verdict = f"equal: {self.a} and {self.b} are closer than the effect, decided after {played}"
+            verdict += f"; {llrs} (both ≤ {self.lower:.2f}; {rates})."
         else:
             why = "interrupted" if self.interrupted else "the limit was reached"
-            verdict = f"undecided after {played}, {why}; LLR {self.llr:.2f} within "
-            verdict += f"({self.lower:.2f}, {self.upper:.2f}) ({rates})."
+            verdict = f"undecided after {played}, {why}; {llrs} "
+            verdict += f"(bounds {self.lower:.2f}, {self.upper:.2f}; {rates})."
         ci = "" if math.isinf(self.ci95) else f" ± {self.ci95:.1f}"
         return (
             f"{verdict}\nmean score difference per deal, A ({self.a}) − B ({self.b}): "
-            f"{self.mean_diff:+.1f}{ci} (95% CI)"
+            f"{self.mean_diff:+.1f}{ci} (95% CI over deal sets)"
         )
 
 
@@ -167,6 +177,26 @@ def observations(
     return [sum(values) / len(values) for _, values in sorted(diffs.items())]
 
 
+@dataclass
+class ABTally:
+    """The test so far: deal sets added in order, one observation each (the mean of its decks'
+    differences; none when no deck of it paired), and the verdict after each."""
+
+    test: PairTest
+    a: str
+    b: str
+    score: DealScore = deal_points
+    xs: list[float] = field(default_factory=list)
+    deals: int = 0  # decks with a paired difference
+
+    def add(self, set_matches: list[MatchRecord]) -> str | None:
+        decks = observations(set_matches, self.a, self.b, self.score)
+        if decks:
+            self.xs.append(sum(decks) / len(decks))
+            self.deals += len(decks)
+        return self.test.decide(self.xs)
+
+
 def schedule_ab(config: ABConfig, a: str, b: str, others: list[str]) -> list[ScheduledMatch]:
     seating = "permutations" if config.variant.seats == 3 else "rotations"
     result = []
@@ -192,13 +222,13 @@ async def run_ab(
     a, b = bots[0].name, bots[1].name
     others = [bot.name for bot in bots[2:]]
     by_name = {bot.name: bot for bot in bots}
-    test = SPRT(config.alpha, config.beta, config.effect, config.min_deals)
+    test = config.test()
+    tally = ABTally(test, a, b, score)
     pending = schedule_ab(config, a, b, others)
     per_set = len(pending) // config.max_deal_sets
     time_control = TimeControl(config.per_decision_ms, config.bank_ms, 0)
     started = time.monotonic()
     finished_sets: dict[int, list[MatchRecord]] = defaultdict(list)
-    xs: list[float] = []
     state: dict[str, Any] = {"next": 0, "decision": None, "matches": 0, "interrupted": False, "signal": 0}
 
     def match_config(scheduled: ScheduledMatch) -> MatchConfig:
@@ -246,14 +276,15 @@ async def run_ab(
                 # Deal sets enter the test in order, whatever order their matches end in.
                 while len(finished_sets.get(state["next"], ())) == per_set:
                     done = finished_sets.pop(state["next"])
-                    xs.extend(observations(done, a, b, score))
+                    decision = tally.add(done)
                     state["next"] += 1
-                    decision = test.decide(xs)
+                    llr_a, llr_b = test.llrs(tally.xs)
                     log.info(
                         "deal set done",
                         deal_set=state["next"] - 1,
-                        deals=len(xs),
-                        llr=round(test.llr(xs), 3),
+                        observations=len(tally.xs),
+                        llr_a=round(llr_a, 3),
+                        llr_b=round(llr_b, 3),
                         decision=decision,
                     )
                     if decision is not None:
@@ -272,18 +303,21 @@ async def run_ab(
             slots = player.slots if isinstance(player, RayPlayer) else config.concurrency
             await dispatch(pending, slots, lambda m: set(), work)
             nursery.cancel_scope.cancel()
+    xs = tally.xs
     ci = mean_ci(xs)
+    llr_a, llr_b = test.llrs(xs)
     return ABResult(
         a=a,
         b=b,
         decision=state["decision"],
-        llr=test.llr(xs),
+        llr_a=llr_a,
+        llr_b=llr_b,
         lower=test.lower,
         upper=test.upper,
         alpha=config.alpha,
         beta=config.beta,
         effect=config.effect,
-        deals=len(xs),
+        deals=tally.deals,
         deal_sets=state["next"],
         matches=state["matches"],
         mean_diff=ci.mean,

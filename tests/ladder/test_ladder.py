@@ -490,14 +490,18 @@ def test_ab_decides_that_the_heuristic_bot_is_stronger_than_random(tmp_path: Pat
     kept = tmp_path / "replays"
     done = arena(
         "ladder", "ab", "heuristic", "random", "--against", "random", "random",
-        "--deals", "4", "--concurrency", "3", "--max-deal-sets", "6",
-        "--replay-dir", kept, "--json",
+        "--deals", "2", "--concurrency", "3", "--max-deal-sets", "6",
+        "--min-deal-sets", "3", "--effect", "1", "--replay-dir", kept, "--json",
+        "--processes", "persistent",  # 36 matches: a third of the time of per-match processes
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["decision"] == "A", result
     assert result["a"] == "heuristic" and result["b"] == "random"
-    assert result["llr"] >= result["upper"] and result["deals"] >= 8  # --min-deals is 8 by default
+    # One observation per deal set, each of its two decks' differences; none before three.
+    assert result["llr_a"] >= result["upper"] and result["llr_b"] < result["upper"]
+    assert 3 <= result["deal_sets"] == len(result["observations"])
+    assert result["deals"] == 2 * result["deal_sets"]
     assert result["mean_diff"] > 0 and result["alpha"] == result["beta"] == 0.05
     # A and B played the same seats on the same decks against the same opponents.
     twins: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
@@ -505,7 +509,7 @@ def test_ab_decides_that_the_heuristic_bot_is_stronger_than_random(tmp_path: Pat
         seats = ["*" if name in ("heuristic", "random") else name for name in lines[0]["seats"]]
         twins[json.dumps([lines[0]["seed"], seats])].append(lines)
     complete = [pair for pair in twins.values() if len(pair) == 2]
-    assert len(complete) >= 12  # two deal sets at least (8 deals), six arrangements each
+    assert len(complete) >= 18  # three deal sets at least, six arrangements each
     for a, b in complete:
         assert {n for n in a[0]["seats"] + b[0]["seats"] if n not in ("random-2", "random-3")} == {
             "heuristic",

@@ -1,0 +1,116 @@
+"""`ladder ab`'s statistics without a server: its per-deal-set observation on simulated twin
+matches, and the paired test's error rates over whole simulated A/B runs (A/A: equal bots)."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+
+from arena.engine import find_variant
+from arena.ladder.ab import ABConfig, ABTally, schedule_ab
+from arena.ladder.config import bot_from_text
+from arena.ladder.schedule import ScheduledMatch
+from arena.ladder.store import MatchRecord
+from arena.replay.summary import DealRow
+
+DEALS = 3
+
+
+def config(max_deal_sets: int) -> ABConfig:
+    bots = [bot_from_text(name) for name in ("heuristic", "random", "random", "random")]
+    variant = find_variant("grosstarock")
+    return ABConfig(variant, bots[0], bots[1], tuple(bots[2:]), deals=DEALS, max_deal_sets=max_deal_sets)
+
+
+# Four names standing for A, B and the two opponents (as `run_ab` names them).
+A, B, X, Y = "a", "b", "x", "y"
+
+
+def deal_sets(max_deal_sets: int) -> list[list[ScheduledMatch]]:
+    by_set: dict[int, list[ScheduledMatch]] = defaultdict(list)
+    for scheduled in schedule_ab(config(max_deal_sets), A, B, [X, Y]):
+        by_set[scheduled.deal_set].append(scheduled)
+    return [by_set[i] for i in sorted(by_set)]
+
+
+def played(
+    scheduled: list[ScheduledMatch], rng: random.Random, edge: float, luck: float = 60.0, skill: float = 15.0
+) -> list[MatchRecord]:
+    """The deal set's matches with simulated points: each deck gives each seat its luck (large,
+    the same whoever sits there), and each bot adds its own play (`edge` more for A)."""
+    cards = [[rng.gauss(0, luck) for _ in range(3)] for _ in range(DEALS)]
+    records = []
+    for match in scheduled:
+        deals = []
+        for deal in range(DEALS):
+            points = [
+                round(cards[deal][seat] + rng.gauss(edge if bot == A else 0.0, skill))
+                for seat, bot in enumerate(match.bots)
+            ]
+            deals.append(DealRow(deal, points, [0, 0, 0], False, [True] * 3))
+        records.append(
+            MatchRecord(
+                match.key,
+                match.deal_set,
+                0,
+                match.arrangement,
+                match.seed,
+                list(match.bots),
+                "m",
+                "completed",
+                None,
+                [0, 0, 0],
+                0,
+                0.0,
+                0.0,
+                None,
+                deals,
+            )
+        )
+    return records
+
+
+def verdict(sets: list[list[ScheduledMatch]], rng: random.Random, edge: float) -> tuple[str | None, int]:
+    """(verdict, deal sets played) of one simulated `ladder ab` run."""
+    tally = ABTally(config(len(sets)).test(), A, B)
+    for number, scheduled in enumerate(sets, 1):
+        said = tally.add(played(scheduled, rng, edge))
+        if said is not None:
+            return said, number
+    return None, len(sets)
+
+
+def test_one_observation_per_deal_set_with_the_cards_luck_cancelled() -> None:
+    sets = deal_sets(3)
+    assert [len(s) for s in sets] == [12, 12, 12]  # 6 arrangements, A's and B's twin of each
+    rng = random.Random(1)
+    tally = ABTally(config(3).test(), A, B)
+    for scheduled in sets:
+        # No play of their own: A and B score what the cards give their seat, so every deck's
+        # difference, and the deal set's observation, is exactly 0 whatever the luck.
+        assert tally.add(played(scheduled, rng, 0.0, skill=0.0)) is None
+    assert tally.xs == [0.0, 0.0, 0.0] and tally.deals == 3 * DEALS
+    more = ABTally(config(3).test(), A, B)
+    more.add(played(sets[0], rng, 10.0, skill=0.0))
+    assert more.xs == [pytest.approx(10.0, abs=1.0)]  # A's edge, to the rounding of the points
+
+
+def test_equal_bots_are_declared_different_near_alpha_and_a_real_difference_is_found() -> None:
+    # A/A: 300 whole simulated runs of equal bots, tested after every deal set up to 40 (as
+    # `ladder ab --max-deal-sets 40` would): either is declared stronger at most as often as
+    # α = 0.05 allows (its binomial 99% bound over 300 runs is about 0.083). The symmetric test
+    # ab used before declared one of two equal bots stronger in most such runs.
+    rng = random.Random(34)
+    sets = deal_sets(40)
+    runs = 300
+    said = [verdict(sets, rng, 0.0)[0] for _ in range(runs)]
+    wrong = sum(v in ("A", "B") for v in said) / runs
+    print(f"A/A: declared stronger in {wrong:.3f} of {runs} runs; undecided {said.count(None) / runs:.3f}")
+    assert wrong <= 0.083
+    # A clearly stronger (a deal set's observation has sd 15·√2/√18 ≈ 5 points here: an edge of
+    # 4 points is 0.8 sd): found, in A's favour, nearly always, never the other way.
+    found = [verdict(sets, rng, 4.0) for _ in range(60)]
+    assert sum(v == "A" for v, _ in found) >= 57 and not any(v in ("B", "equal") for v, _ in found)
+    assert max(n for _, n in found) < 40
