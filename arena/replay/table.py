@@ -40,6 +40,9 @@ The value (schema 1; docs/REPLAYS.md, "The table state"):
 ``status``          one line saying where the deal is
 ``now_ms``          the server's clock (ms since the epoch) when the state was made, or null: a
                     page counts a deadline down from it, whatever its own clock says
+
+A score, pot or delta beyond 2**53 (JavaScript's exact integers; Danish pots double without
+bound) is a decimal string instead of a number (`js_int`): the pages only show them.
 """
 
 from __future__ import annotations
@@ -53,6 +56,25 @@ from ..engine.views import known_partner, seat_view
 from .timeline import PHASE_NAMES, SUIT_SYMBOLS, action_text, card_text
 
 SCHEMA = 1
+JS_EXACT = 2**53 - 1  # the largest integer a JavaScript number holds exactly
+
+
+def js_int(value: int) -> int | str:
+    """`value` for a page's JSON: a number while JavaScript holds it exactly, else its decimal text."""
+    return value if -JS_EXACT <= value <= JS_EXACT else str(value)
+
+
+def _js_result(result: Any) -> Any:
+    """A deal's result with its deltas and pot changes as `js_int` makes them."""
+    if not isinstance(result, Mapping):
+        return result
+    exact = dict(result)
+    if isinstance(exact.get("deltas"), list):
+        exact["deltas"] = [js_int(d) for d in exact["deltas"]]
+    if isinstance(exact.get("pots"), Mapping):
+        exact["pots"] = {k: js_int(v) for k, v in exact["pots"].items()}
+    return exact
+
 
 PRIVATE_KEYS = frozenset({"seat", "hand", "skat", "legal_actions", "partner"})
 """Keys of an observation that only its seat knows; the rest is the same for every seat."""
@@ -192,7 +214,7 @@ def table_state(
             {
                 "seat": s,
                 "name": names[s] if s < len(names) else f"seat {s}",
-                "score": scores[s] if scores is not None else None,
+                "score": js_int(scores[s]) if scores is not None else None,
                 "hand_size": public["hand_sizes"][s],
                 "tricks": public["tricks_won"][s],
                 "points": points[s] if points is not None else None,
@@ -228,12 +250,12 @@ def table_state(
         "last_trick": _last_trick(public.get("tricks", ()), last_points),
         "piles": _piles(public, variant),
         "pots": [
-            {"name": name, "label": POTS.get(name, label(name)), "amount": amount}
+            {"name": name, "label": POTS.get(name, label(name)), "amount": js_int(amount)}
             for name, amount in (public.get("pots_start") or {}).items()
         ],
         "contract": _contract(public, partner),
         "legal": legal,
-        "result": public.get("result"),
+        "result": _js_result(public.get("result")),
         "status": _status(public, names),
         "now_ms": now_ms,
     }

@@ -45,7 +45,7 @@ from sse_starlette import ServerSentEvent
 
 from ..live import Hub
 from ..referee.runner import MatchRunner
-from ..replay.table import LABELS, public_view, table_state
+from ..replay.table import LABELS, js_int, public_view, table_state
 from ..v1 import arena_pb2 as pb
 
 KEEP_ENDED = 500
@@ -173,15 +173,15 @@ def event_dict(event: pb.Event) -> dict[str, Any]:
         body = {"number": trick.number, "winner": trick.winner}
     elif kind == "deal_started":
         started = event.deal_started
-        body = {"dealer": started.dealer, "pots": dict(started.pots)}
+        body = {"dealer": started.dealer, "pots": {k: js_int(v) for k, v in started.pots.items()}}
     elif kind == "deal_ended":
         ended = event.deal_ended
         body = {
             "annulled": ended.annulled,
             "card_points": list(ended.card_points),
-            "deltas": list(ended.deltas),
-            "pots": dict(ended.pots),
-            "scores": list(ended.scores),
+            "deltas": [js_int(d) for d in ended.deltas],
+            "pots": {k: js_int(v) for k, v in ended.pots.items()},
+            "scores": [js_int(s) for s in ended.scores],
         }
     elif kind == "fault":
         fault = event.fault
@@ -339,7 +339,7 @@ class MatchFeed:
             "seats": list(c.seat_names),
             "deals": c.deals,
             "deals_done": self.deals_done,
-            "scores": self.scores,
+            "scores": [js_int(s) for s in self.scores],
             "state": self.runner.state.value,
             "table": self.table(),
             "labels": LABELS,
@@ -369,7 +369,7 @@ def match_summary(runner: MatchRunner, started_ms: int, finished_ms: int | None)
         "finished_ms": finished_ms,
         "has_replay": runner.replay_path is not None,
         "seats": [
-            {"bot": seat.name, "score": score, "faults": len(seat.faults)}
+            {"bot": seat.name, "score": js_int(score), "faults": len(seat.faults)}
             for seat, score in zip(runner.seats, runner.match.scores, strict=False)
         ],
         "deals_done": runner.match.turns_done,

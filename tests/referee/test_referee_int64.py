@@ -22,9 +22,11 @@ from support import BOTS
 from support.server import config as server_config
 from support.server import read_replay
 
+from arena.engine import DealState, deck_for, find_variant
 from arena.protocol import INT64_MAX, _encode_varint
 from arena.referee.runner import MatchRunner
 from arena.referee.seat import TimeControl
+from arena.replay.table import public_view, table_state
 from arena.replay.verify import verify_bytes, verify_replay
 from arena.server.local import play_matches
 
@@ -123,3 +125,13 @@ def test_the_hand_built_encoder_refuses_a_number_beyond_int64(value: int) -> Non
         _encode_varint(value)
     assert _encode_varint(INT64_MAX) == b"\xff" * 8 + b"\x7f"
     assert _encode_varint(-1) == b"\xff" * 9 + b"\x01"
+
+
+def test_the_pages_get_numbers_beyond_2_53_as_decimal_strings() -> None:
+    """JavaScript numbers round above 2**53: the table state writes such a score or pot as text."""
+    variant = find_variant("danish")
+    pots = {"king": 2**53, "pagat": 2**53 - 1}
+    state = DealState(variant, 0, deck_for(1, 0), pots=pots)
+    table = table_state(public_view(state), ["a", "b", "c"], scores=[-(2**60), 5, 2**53 - 1])
+    assert [seat["score"] for seat in table["seats"]] == [str(-(2**60)), 5, 2**53 - 1]
+    assert {p["name"]: p["amount"] for p in table["pots"]} == {"king": str(2**53), "pagat": 2**53 - 1}
