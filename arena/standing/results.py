@@ -239,7 +239,9 @@ def pending_record(arena_match: ArenaMatch, ended_ms: int) -> PendingRecord:
         ended_ms=ended_ms,
         reason="the match did not finish (its server stopped)",
     )
-    if runner.state is MatchState.FINISHED and runner.replay_path is not None:
+    if runner.abort_reason:  # a number left int64 (arena/referee/limits.py): never rated
+        record.reason = runner.abort_reason
+    elif runner.state is MatchState.FINISHED and runner.replay_path is not None:
         record.kind, record.reason = "result", ""
         record.replay = runner.replay_path.name
         record.termination = str(runner.termination)

@@ -29,6 +29,8 @@ from arena.referee.seat import TimeControl
 from arena.replay.table import public_view, table_state
 from arena.replay.verify import verify_bytes, verify_replay
 from arena.server.local import play_matches
+from arena.standing.results import pending_record
+from arena.standing.state import ArenaMatch
 
 # Found with the engine: with these bots, seed 38 of `danish` passes 2**31 in its pot, in one
 # seat's score and in one deal's delta within 54 dealer turns.
@@ -135,3 +137,13 @@ def test_the_pages_get_numbers_beyond_2_53_as_decimal_strings() -> None:
     table = table_state(public_view(state), ["a", "b", "c"], scores=[-(2**60), 5, 2**53 - 1])
     assert [seat["score"] for seat in table["seats"]] == [str(-(2**60)), 5, 2**53 - 1]
     assert {p["name"]: p["amount"] for p in table["pots"]} == {"king": str(2**53), "pagat": 2**53 - 1}
+
+
+def test_the_standing_arena_records_such_a_match_aborted_with_its_reason(tmp_path: Path) -> None:
+    def huge_pots(runner: MatchRunner) -> None:
+        runner.match.pots["king"] = runner.match.pots["pagat"] = INT64_MAX - 1
+
+    played = play_in_memory(tmp_path, config(TC, variant="danish"), [Bot(), Bot(), Bot()], huge_pots)
+    record = pending_record(ArenaMatch(played.runner, ["a", "b", "c"], []), 1)
+    assert (record.kind, record.reason) == ("abort", played.runner.abort_reason)
+    assert "beyond int64" in record.reason
