@@ -74,7 +74,14 @@ import trio
 from .. import __version__
 from ..engine import Action, ActionError, DealState, IllegalActionError, Variant
 from ..engine.views import seat_view
-from ..protocol import action_from_message, legal_messages, length_delimited, view_message
+from ..protocol import (
+    INT64_MAX,
+    INT64_MIN,
+    action_from_message,
+    legal_messages,
+    length_delimited,
+    view_message,
+)
 from ..replay.log import Termination
 from ..v1 import arena_pb2 as pb
 from .seat import Alarm, CloseReason, InboxItem, Link, LinkChange, LinkHost, MatchState, Seat, TimeControl
@@ -234,6 +241,9 @@ class PositionRunner(LinkHost):
                 if position.request_id in ids:
                     raise ValueError(f"position {index}: request id {position.request_id} is used twice")
                 ids.add(position.request_id)
+            beyond = [f"{pot} {n}" for pot, n in state.pots_start.items() if not INT64_MIN <= n <= INT64_MAX]
+            if beyond:  # the protocol's widest integer: never sent wrapped
+                raise ValueError(f"position {index}: pots beyond int64: {', '.join(beyond)}")
         names = list(seat_names) if seat_names is not None else [f"seat{i}" for i in range(variant.seats)]
         if len(names) != variant.seats:
             raise ValueError(f"{variant.name} has {variant.seats} seats, got {len(names)} names")

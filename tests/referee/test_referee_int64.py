@@ -24,6 +24,7 @@ from support.server import read_replay
 
 from arena.engine import DealState, deck_for, find_variant
 from arena.protocol import INT64_MAX, _encode_varint
+from arena.referee.position import PositionRunner
 from arena.referee.runner import MatchRunner
 from arena.referee.seat import TimeControl
 from arena.replay.table import public_view, table_state
@@ -147,3 +148,12 @@ def test_the_standing_arena_records_such_a_match_aborted_with_its_reason(tmp_pat
     record = pending_record(ArenaMatch(played.runner, ["a", "b", "c"], []), 1)
     assert (record.kind, record.reason) == ("abort", played.runner.abort_reason)
     assert "beyond int64" in record.reason
+
+
+def test_a_position_with_a_pot_beyond_int64_is_refused_with_a_clear_error() -> None:
+    variant = find_variant("danish")
+    fits = DealState(variant, 0, deck_for(1, 0), pots={"king": INT64_MAX, "pagat": 0})
+    PositionRunner(variant, fits.current_player, [fits])  # the largest int64 is sent as it is
+    state = DealState(variant, 0, deck_for(1, 0), pots={"king": INT64_MAX + 1, "pagat": 0})
+    with pytest.raises(ValueError, match=f"position 0: pots beyond int64: king {INT64_MAX + 1}"):
+        PositionRunner(variant, state.current_player, [state])
