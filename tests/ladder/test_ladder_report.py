@@ -179,6 +179,10 @@ def test_the_report_lists_every_match_and_links_its_replay_in_the_viewer(
     assert len(matches) == 8
     faults = faults_by_seat(ladder.db)
     assert any(seq >= 7 for seq, _ in faults)  # the crashing bot played the last two
+    # How each bot ran, from the database's processes table (run information the standings JSON leaves out).
+    with sqlite3.connect(ladder.db) as conn:
+        ran = dict(conn.execute("SELECT bot, mode || ' ' || COUNT(*) FROM processes GROUP BY bot, mode"))
+    assert {row.cells[1].text: row.cells[-1].text for row in page.tables[0].rows if row.cells} == ran
     rows = {row.attrs["data-match"]: row for row in table.rows}
     assert len(table.rows) == len(matches) and set(rows) == {m["match_id"] for m in matches}
     for match in matches:
