@@ -3,13 +3,15 @@ matches, and the paired test's error rates over whole simulated A/B runs (A/A: e
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 from collections import defaultdict
 
 import pytest
 
 from arena.engine import find_variant
-from arena.ladder.ab import ABConfig, ABTally, schedule_ab
+from arena.ladder.ab import ABConfig, ABResult, ABTally, schedule_ab
 from arena.ladder.config import bot_from_text
 from arena.ladder.schedule import ScheduledMatch
 from arena.ladder.store import MatchRecord
@@ -114,3 +116,22 @@ def test_equal_bots_are_declared_different_near_alpha_and_a_real_difference_is_f
     found = [verdict(sets, rng, 4.0) for _ in range(60)]
     assert sum(v == "A" for v, _ in found) >= 57 and not any(v in ("B", "equal") for v, _ in found)
     assert max(n for _, n in found) < 40
+
+
+def test_the_verdicts_as_text_and_json() -> None:
+    test = config(1).test()
+    equal = ABResult(
+        a="new", b="old", decision="equal", llr_a=-3.1, llr_b=-3.5, lower=test.lower, upper=test.upper,
+        alpha=0.05, beta=0.05, effect=0.3, deals=60, deal_sets=20, matches=240, mean_diff=0.4, ci95=2.0,
+        seconds=1.0, observations=[0.4] * 20,
+    )  # fmt: skip
+    said = equal.summary()
+    assert said.startswith("equal: new and old are closer than the effect, decided after 20 deal sets")
+    certain = dataclasses.replace(
+        equal, decision="A", llr_a=math.inf, llr_b=-math.inf, deals=18, deal_sets=6, matches=72, ci95=math.inf
+    )
+    said = certain.summary()
+    assert said.startswith("A: new is stronger than old, decided after 6 deal sets (18 decks, 72 matches)")
+    data = certain.to_dict()
+    assert data["llr_a"] == 1e308 and data["llr_b"] == -1e308 and data["ci95"] is None
+    assert "stopped_by" not in data and data["decision"] == "A"
