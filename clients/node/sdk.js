@@ -57,7 +57,7 @@ function loadProtocol(protoFile = process.env.ARENA_PROTO) {
   }
   const definition = protoLoader.loadSync(file, {
     keepCase: true, // field names exactly as in the .proto
-    longs: String, // uint64 request ids as decimal strings: no precision lost above 2**53
+    longs: String, // uint64 request ids and int64 scores and pots as decimal strings: exact above 2**53
     enums: String,
     defaults: true, // unset fields read as '', 0, [] rather than undefined
     oneofs: true, // message.kind names the oneof case that is set
