@@ -291,11 +291,8 @@ INT64_MAX: Final = (1 << 63) - 1
 
 
 def _encode_varint(value: int) -> bytes:
-    """A varint; a negative number is sign-extended to ten bytes, as protobuf writes it.
-
-    Every integer field these helpers write is int32, int64 or uint32: a value outside int64
-    would wrap silently, so it is refused (the referee ends such a match before it gets here).
-    """
+    """A varint; a negative number is sign-extended to ten bytes, as protobuf writes it. The fields
+    written are int32, int64 or uint32: a value beyond int64 would wrap silently, so it is refused."""
     if not INT64_MIN <= value <= INT64_MAX:
         raise ValueError(f"Value out of range: {value} does not fit a protobuf int64")
     value &= _U64
