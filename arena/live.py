@@ -129,7 +129,7 @@ class Hub:
                 seat_names=list(r.config.seat_names),
                 deals_done=r.match.turns_done,
                 deals=r.config.deals,
-                scores=r.match.scores,
+                scores=[] if r.abort_reason else r.match.scores,  # aborted: they may be beyond int64
             )
             for r in self.matches.values()
         ]

@@ -23,6 +23,7 @@ from support.server import config as server_config
 from support.server import read_replay
 
 from arena.engine import DealState, deck_for, find_variant
+from arena.live import Hub
 from arena.protocol import INT64_MAX, _encode_varint
 from arena.referee.position import PositionRunner
 from arena.referee.runner import MatchRunner
@@ -120,6 +121,10 @@ def test_a_pot_beyond_int64_ends_the_match_aborted_with_its_reason_never_wrapped
         events += [e for r in bot.requests for e in r.events]
         assert any(e.HasField("deal_started") for e in events)
         assert not any(e.HasField("deal_ended") for e in events)  # its numbers did not fit
+    hub = Hub(tmp_path, None)  # type: ignore[arg-type] (ListMatches needs no nursery)
+    hub.matches[runner.match_id] = runner
+    [info] = hub.list_matches()
+    assert (info.state, list(info.scores)) == ("finished", [])
 
 
 @pytest.mark.parametrize("value", [INT64_MAX + 1, -(2**63) - 1, 2**64])
