@@ -24,71 +24,36 @@ deals, incomplete deal sets, an arena without duplicate seating.
 
 from __future__ import annotations
 
-import functools
 import json
-import random
 import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine import CARDS, Card, DealState, Match, Variant, find_variant
-from ..engine.state import replayed
-from ..search import greedy
+from ..engine import DealState, find_variant
+from ..search.luck import EXPECTATION_DECKS, ROLLOUTS, control, expectation, expectation_deck
 
-ROLLOUTS = 8  # self-play rollouts averaged into one deal's control
-EXPECTATION_DECKS = 2000  # decks of the out-of-sample estimate of E[control]
+# The control and its expectation live in `arena.search.luck` (the standing arena uses them too).
+__all__ = [
+    "EXPECTATION_DECKS",
+    "FOLDS",
+    "ROLLOUTS",
+    "DealSetScore",
+    "LuckError",
+    "SeatDeal",
+    "adjusted_points",
+    "betas",
+    "control",
+    "deal_set_scores",
+    "expectation",
+    "expectation_deck",
+    "fold_of",
+    "ladder_deals",
+    "slope",
+]
+
 FOLDS = 2  # deal sets are split into this many folds; β of a fold is fitted on the others
-
-
-def control(state: DealState, rollouts: int = ROLLOUTS) -> tuple[float, ...]:
-    """The points of each seat when the rollout policy plays every seat of `state` to its end,
-    averaged over `rollouts` fixed seeds: a function of the deal alone."""
-    args = state.__reduce__()[1]
-    totals = [0.0] * state.seats
-    for r in range(rollouts):
-        play = replayed(*args)
-        rng = random.Random(f"arena-luck:{r}")
-        while not play.is_terminal():
-            play.apply(greedy(play, rng))
-        for seat, delta in enumerate(play.result().deltas):
-            totals[seat] += delta
-    return tuple(t / rollouts for t in totals)
-
-
-def expectation_deck(index: int) -> list[Card]:
-    """Deck `index` of the expectation's own stream (no ladder's deck: those are `deck_for`'s)."""
-    deck = list(CARDS)
-    random.Random(f"arena-luck-expectation:{index}").shuffle(deck)
-    return deck
-
-
-@functools.lru_cache(maxsize=32)
-def _expectation(
-    name: str, options: tuple[tuple[str, str], ...], decks: int, rollouts: int
-) -> tuple[float, ...]:
-    variant = find_variant(name, dict(options))
-    first = Match(variant, 0, 1).start_deal()  # the pots and stakes of a match's first deal
-    totals = [0.0] * variant.seats
-    for index in range(decks):
-        dealer = index % variant.seats
-        state = DealState(
-            variant, dealer, expectation_deck(index), pots=first.pots_start, stakes=first.stakes
-        )
-        values = control(state, rollouts)
-        for seat, value in enumerate(values):
-            totals[(seat - dealer) % variant.seats] += value
-    return tuple(t / decks for t in totals)
-
-
-def expectation(
-    variant: Variant, decks: int = EXPECTATION_DECKS, rollouts: int = ROLLOUTS
-) -> tuple[float, ...]:
-    """E[control] by the seat's place after the dealer (0: the dealer), estimated on `decks` decks
-    of `expectation_deck`'s stream, the dealer taking every seat in turn (cached per process)."""
-    options = tuple(sorted(variant.options.items()))
-    return _expectation(variant.name, options, decks, rollouts)
 
 
 # --------------------------------------------------------------------------- a ladder's deals
