@@ -7,7 +7,9 @@ matches recorded before); 3 added what several servers sharing one PostgreSQL ne
 ``abort_reason``, the tables ``arena_servers`` (heartbeats), ``lobby_places`` (every waiting
 or booked place of every server's lobby streams) and ``pair_meetings`` (how often each pair
 met, filled from the stored matches on migration); 4 made ``match_seats.score`` BIGINT (a Danish
-match's scores outgrow 32 bits; SQLite's INTEGER already holds 64). Opening a store of an older version
+match's scores outgrow 32 bits; SQLite's INTEGER already holds 64); 5 added the luck-adjusted
+scores (``match_seats.adjusted_score``, NULL where the variant is rated on raw points, and
+``ratings.adjusted_score`` over ``ratings.adjusted_deals``). Opening a store of an older version
 migrates it, in the same transaction as the rest of the opening (`MIGRATIONS`, `Store`).
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = [
     "CREATE TABLE IF NOT EXISTS arena_schema (version INTEGER NOT NULL)",
@@ -55,6 +57,7 @@ SCHEMA = [
         faults INTEGER NOT NULL DEFAULT 0,
         hello_name TEXT,                        -- the seat's last Hello; NULL: none recorded
         hello_version TEXT,
+        adjusted_score DOUBLE PRECISION,        -- score less the cards' luck; NULL: not adjusted
         PRIMARY KEY (match_id, seat)
     )""",
     "CREATE INDEX IF NOT EXISTS match_seats_by_bot ON match_seats (bot)",
@@ -68,6 +71,8 @@ SCHEMA = [
         score BIGINT NOT NULL DEFAULT 0,
         decisions INTEGER NOT NULL DEFAULT 0,
         faults INTEGER NOT NULL DEFAULT 0,
+        adjusted_score DOUBLE PRECISION NOT NULL DEFAULT 0,  -- over the deals of adjusted matches
+        adjusted_deals INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (bot, variant)
     )""",
     # Several servers on one PostgreSQL (arena/standing/cluster.py); unused by a SQLite store.
@@ -139,6 +144,11 @@ MIGRATIONS: dict[int, list[str]] = {
     1: [
         "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
         "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
+    ],
+    4: [
+        "ALTER TABLE match_seats ADD COLUMN adjusted_score DOUBLE PRECISION",
+        "ALTER TABLE ratings ADD COLUMN adjusted_score DOUBLE PRECISION NOT NULL DEFAULT 0",
+        "ALTER TABLE ratings ADD COLUMN adjusted_deals INTEGER NOT NULL DEFAULT 0",
     ],
 }
 

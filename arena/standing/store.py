@@ -465,8 +465,18 @@ class Store:
         name, version = outcome.hello if outcome.hello is not None else (None, None)
         db.execute(
             "UPDATE match_seats SET score = ?, deals = ?, decisions = ?, faults = ?, "
-            "hello_name = ?, hello_version = ? WHERE match_id = ? AND seat = ?",
-            (outcome.score, outcome.deals, outcome.decisions, outcome.faults, name, version, match_id, seat),
+            "hello_name = ?, hello_version = ?, adjusted_score = ? WHERE match_id = ? AND seat = ?",
+            (
+                outcome.score,
+                outcome.deals,
+                outcome.decisions,
+                outcome.faults,
+                name,
+                version,
+                outcome.adjusted_score,
+                match_id,
+                seat,
+            ),
         )
 
     @staticmethod
@@ -474,12 +484,15 @@ class Store:
         """The bot's new rating, and the seat's figures added to its totals in the variant."""
         mu, sigma = rating
         db.execute(
-            "INSERT INTO ratings (bot, variant, mu, sigma, matches, deals, score, decisions, faults) "
-            "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (bot, variant) DO UPDATE SET "
+            "INSERT INTO ratings (bot, variant, mu, sigma, matches, deals, score, decisions, faults, "
+            "adjusted_score, adjusted_deals) "
+            "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?) ON CONFLICT (bot, variant) DO UPDATE SET "
             "mu = excluded.mu, sigma = excluded.sigma, matches = ratings.matches + 1, "
             "deals = ratings.deals + excluded.deals, score = ratings.score + excluded.score, "
             "decisions = ratings.decisions + excluded.decisions, "
-            "faults = ratings.faults + excluded.faults",
+            "faults = ratings.faults + excluded.faults, "
+            "adjusted_score = ratings.adjusted_score + excluded.adjusted_score, "
+            "adjusted_deals = ratings.adjusted_deals + excluded.adjusted_deals",
             (
                 outcome.bot,
                 variant,
@@ -489,6 +502,8 @@ class Store:
                 outcome.score,
                 outcome.decisions,
                 outcome.faults,
+                outcome.adjusted_score or 0.0,
+                0 if outcome.adjusted_score is None else outcome.deals,
             ),
         )
 
