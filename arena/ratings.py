@@ -73,12 +73,21 @@ class Ratings:
             mu, sigma = start.get(name, (None, None))
             self.ratings[name] = self.model.rating(mu=mu, sigma=sigma, name=name)
 
-    def update(self, seats: Sequence[str], deals: Iterable[DealRow], forfeited: int | None) -> None:
-        for deal in deals:
+    def update(
+        self,
+        seats: Sequence[str],
+        deals: Iterable[DealRow],
+        forfeited: int | None,
+        points: Sequence[Sequence[float]] | None = None,
+    ) -> None:
+        """Rate each deal by its seats' points, or by `points` (by deal, then seat: the standing
+        arena's luck-adjusted points) when given."""
+        for index, deal in enumerate(deals):
             playing = [s for s in range(len(seats)) if deal.active[s]]
             if deal.annulled or len(playing) < 2:
                 continue
-            self._rate([seats[s] for s in playing], scores=[float(deal.points[s]) for s in playing])
+            row = deal.points if points is None else points[index]
+            self._rate([seats[s] for s in playing], scores=[float(row[s]) for s in playing])
         if forfeited is not None:
             self._rate(list(seats), ranks=[2.0 if s == forfeited else 1.0 for s in range(len(seats))])
 

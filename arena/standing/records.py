@@ -43,6 +43,9 @@ class SeatResult:
     fault_kinds: list[str] = field(default_factory=list)  # "kind: detail" of each fault
     # What the seat's last Hello said (bot_name, bot_version); None: the seat said no Hello.
     hello: tuple[str, str] | None = None
+    # The seat's points with its cards' luck taken out (arena/standing/luck.py); None: the
+    # variant is rated on raw points (american). `score` stays the raw match score.
+    adjusted_score: float | None = None
 
 
 @dataclass
@@ -74,6 +77,8 @@ class RecentMatch:
     scores: list[int]
     termination: str
     replay: str
+    # By seat, the score less the cards' luck; None: not adjusted (american, older matches).
+    adjusted_scores: list[float | None] = field(default_factory=list)
 
 
 @dataclass
@@ -94,6 +99,10 @@ class Standing:
     hello_version: str | None = None
     # The submitted version the arena played the bot's latest recorded match with; None: dialled in.
     hosted_version: int | None = None
+    # The luck-adjusted score summed over the deals of the matches that were adjusted (the
+    # ratings rank by it where the variant is adjusted: docs/ARENA.md, "Ratings").
+    adjusted_score: float = 0.0
+    adjusted_deals: int = 0
 
     @property
     def rating(self) -> float:
@@ -103,6 +112,11 @@ class Standing:
     @property
     def mean_score_per_deal(self) -> float:
         return self.score / self.deals if self.deals else 0.0
+
+    @property
+    def mean_adjusted_score_per_deal(self) -> float | None:
+        """Mean luck-adjusted points per deal; None when no match of the bot was adjusted."""
+        return self.adjusted_score / self.adjusted_deals if self.adjusted_deals else None
 
     @property
     def fault_rate(self) -> float:
@@ -130,6 +144,9 @@ class Standing:
             "matches": self.matches,
             "deals": self.deals,
             "mean_score_per_deal": round(self.mean_score_per_deal, 3),
+            "mean_adjusted_score_per_deal": None
+            if (adjusted := self.mean_adjusted_score_per_deal) is None
+            else round(adjusted, 3),
             "decisions": self.decisions,
             "faults": self.faults,
             "fault_rate": round(self.fault_rate, 5),

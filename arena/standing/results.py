@@ -25,6 +25,7 @@ from ..ratings import Ratings
 from ..referee.runner import MatchState
 from ..replay.summary import read_results
 from .cluster import Cluster, TakenForDeadError, release_places
+from .luck import adjusted_points
 from .pending import Journal, PendingRecord
 from .state import ArenaMatch, LobbyState
 from .store import MatchResult, NotRunningError, Pause, SeatResult, now_ms
@@ -256,10 +257,16 @@ def summarise(record: PendingRecord, replay_dir: Path) -> tuple[MatchResult, Rat
     results = read_results(replay_dir / record.replay, len(bots))
     deals, faults, decisions, hellos = results.deals, results.faults, results.decisions, results.hellos
     forfeited = record.forfeited
+    # Where sound, each deal's seats are ranked by their points less their cards' luck (luck.py).
+    adjusted = adjusted_points(replay_dir / record.replay, deals)
+    luck = [0.0] * len(bots)  # by seat, the luck taken out of its match score
+    for row, deal in zip(adjusted or [], deals, strict=False):
+        for seat, value in enumerate(row):
+            luck[seat] += deal.points[seat] - value
 
     def rate(stored: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
         ratings = Ratings(bots, stored)
-        ratings.update(bots, deals, forfeited)
+        ratings.update(bots, deals, forfeited, adjusted)
         return ratings.of(bots)
 
     seats = []
@@ -274,6 +281,7 @@ def summarise(record: PendingRecord, replay_dir: Path) -> tuple[MatchResult, Rat
                 faults=len(mine),
                 fault_kinds=mine,
                 hello=hellos[seat] if hellos[seat] != ("", "") else None,
+                adjusted_score=None if adjusted is None else record.scores[seat] - luck[seat],
             )
         )
     result = MatchResult(

@@ -14,7 +14,8 @@ def read_standings(db: Any, variant: str = "", recent: int = 5) -> list[Standing
     """Every rated bot, by variant, best conservative rating first (`db`: a store transaction)."""
     query = (
         "SELECT r.bot, r.variant, r.mu, r.sigma, r.matches, r.deals, r.score, r.decisions, r.faults, "
-        "b.revoked_ms, b.paused_until_ms FROM ratings r JOIN bots b ON b.name = r.bot"
+        "b.revoked_ms, b.paused_until_ms, r.adjusted_score, r.adjusted_deals "
+        "FROM ratings r JOIN bots b ON b.name = r.bot"
     )
     rows = (
         db.execute(query + " WHERE r.variant = ?", (variant,)) if variant else db.execute(query)
@@ -32,6 +33,8 @@ def read_standings(db: Any, variant: str = "", recent: int = 5) -> list[Standing
             decisions=int(row[7]),
             faults=int(row[8]),
             state="revoked" if row[9] is not None else ("paused" if row[10] > at else "active"),
+            adjusted_score=float(row[11]),
+            adjusted_deals=int(row[12]),
         )
         for row in rows
     ]
@@ -79,7 +82,8 @@ def _recent(db: Any, bot: str, variant: str, limit: int) -> list[RecentMatch]:
     recent = []
     for match_id, finished_ms, seat, termination, replay in rows:
         seats = db.execute(
-            "SELECT bot, score FROM match_seats WHERE match_id = ? ORDER BY seat", (match_id,)
+            "SELECT bot, score, adjusted_score FROM match_seats WHERE match_id = ? ORDER BY seat",
+            (match_id,),
         ).fetchall()
         recent.append(
             RecentMatch(
@@ -88,6 +92,7 @@ def _recent(db: Any, bot: str, variant: str, limit: int) -> list[RecentMatch]:
                 seat=int(seat),
                 seats=[s[0] for s in seats],
                 scores=[int(s[1]) for s in seats],
+                adjusted_scores=[None if s[2] is None else float(s[2]) for s in seats],
                 termination=termination,
                 replay=replay,
             )
