@@ -16,6 +16,7 @@ from typing import Any
 
 from ..ratings import Ratings
 from ..replay.summary import read_results
+from ..standing.luck import adjusted_points
 from ..standing.store import Store
 
 MATCH_STATES = ("waiting", "running", "finished", "aborted")
@@ -206,13 +207,14 @@ class RatingHistory:
             try:
                 results = read_results(path, len(bots))
                 forfeited = _forfeited(path)
+                adjusted = adjusted_points(path, results.deals)  # as the arena rated it
             except (OSError, ValueError, KeyError):
                 continue  # a replay moved away or damaged: that match is left out of the history
             ratings = self._ratings.setdefault(variant, Ratings([]))
             for name in bots:
                 if name not in ratings.ratings:
                     ratings.ratings[name] = ratings.model.rating(name=name)
-            ratings.update(bots, results.deals, forfeited)
+            ratings.update(bots, results.deals, forfeited, adjusted)
             for name, (mu, sigma) in ratings.of(bots).items():
                 self._points.setdefault(name, []).append(
                     {
