@@ -145,11 +145,6 @@ MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE match_seats ADD COLUMN hello_name TEXT",
         "ALTER TABLE match_seats ADD COLUMN hello_version TEXT",
     ],
-    4: [
-        "ALTER TABLE match_seats ADD COLUMN adjusted_score DOUBLE PRECISION",
-        "ALTER TABLE ratings ADD COLUMN adjusted_score DOUBLE PRECISION NOT NULL DEFAULT 0",
-        "ALTER TABLE ratings ADD COLUMN adjusted_deals INTEGER NOT NULL DEFAULT 0",
-    ],
 }
 
 # From version N to N + 1, on PostgreSQL only (SQLite's INTEGER is already 64 bits wide).
@@ -163,6 +158,15 @@ MATCH_COLUMNS_3 = {
     "abort_reason": "TEXT NOT NULL DEFAULT ''",
     "record_seq": "BIGINT",
     "ended_ms": "BIGINT",
+}
+
+# From version 4 to 5: the luck-adjusted scores, by table (each only if missing, as above).
+COLUMNS_5 = {
+    "match_seats": {"adjusted_score": "DOUBLE PRECISION"},
+    "ratings": {
+        "adjusted_score": "DOUBLE PRECISION NOT NULL DEFAULT 0",
+        "adjusted_deals": "INTEGER NOT NULL DEFAULT 0",
+    },
 }
 
 # After the migrations: indexes on columns an older schema lacks.

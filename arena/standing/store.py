@@ -34,6 +34,7 @@ from typing import Any
 from ..files import LockHeldError, OwnerLock
 from .records import BotRecord, MatchResult, Pause, RecentMatch, SeatResult, Standing, now_ms
 from .schema import (
+    COLUMNS_5,
     INDEXES,
     MATCH_COLUMNS_3,
     MIGRATIONS,
@@ -133,6 +134,11 @@ class Store:
                         if column not in have:
                             db.execute(f"ALTER TABLE matches ADD COLUMN {column} {kind}")
                     fill_pair_meetings(db)
+                for table, columns in COLUMNS_5.items() if row[0] < 5 else ():
+                    have = self._columns(db, table)
+                    for column, kind in columns.items():
+                        if column not in have:
+                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
                 db.execute("UPDATE arena_schema SET version = ?", (SCHEMA_VERSION,))
             for statement in INDEXES:
                 db.execute(statement)

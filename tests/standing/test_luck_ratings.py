@@ -140,3 +140,22 @@ def test_american_stays_raw(store: Store, tmp_path: Path) -> None:
     assert [s.bot for s in sorted(table, key=lambda s: -s.mu)] == ["a", "b", "c", "d"]
     assert all(s.adjusted_deals == 0 and s.to_dict()["mean_adjusted_score_per_deal"] is None for s in table)
     assert table[0].recent[0].adjusted_scores == [None] * 4
+
+
+def test_a_schema_4_store_gains_the_adjusted_columns(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    Store(str(path)).close()
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # as a schema 4 store left it
+        conn.execute("ALTER TABLE match_seats DROP COLUMN adjusted_score")
+        conn.execute("ALTER TABLE ratings DROP COLUMN adjusted_score")
+        conn.execute("ALTER TABLE ratings DROP COLUMN adjusted_deals")
+        conn.execute("UPDATE arena_schema SET version = 4")
+    with contextlib.closing(Store(str(path))) as store:
+        for name in ("a", "b", "c"):
+            store.register_bot(name)
+        replay = tmp_path / "m4.jsonl"
+        write_replay(replay, "grosstarock", 0, [c.code for c in expectation_deck(5)], [10, 5, -15])
+        finish(store, replay, "m4", ["a", "b", "c"])
+        assert {s.bot: s.adjusted_deals for s in store.standings("grosstarock")} == {"a": 1, "b": 1, "c": 1}
