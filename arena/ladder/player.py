@@ -251,6 +251,8 @@ class MatchPlayer:
             results = read_results(runner.replay_path, len(scheduled.bots))
             played.deals, played.faults, played.hellos = results.deals, results.faults, results.hellos
             played.seat_decisions = results.decisions
+            if runner.abort_reason:  # a deal left int64 (referee/limits.py): the store keeps those that fit
+                played.deals = [d for d in played.deals if all(-(2**63) <= p < 2**63 for p in d.points)]
         return played
 
     def _match_env(
