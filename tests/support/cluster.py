@@ -19,6 +19,7 @@ from postgres import free_port
 from arena.engine import find_variant
 from arena.ratings import Ratings
 from arena.replay.summary import read_results
+from arena.standing.luck import adjusted_points
 from arena.standing.store import Store
 from benchmarks.arena_processes import ArenaServer, Drivers
 
@@ -176,7 +177,8 @@ def check_store(run: Arena, replay_dir: Path) -> dict[str, Any]:
     for row in sorted(finished, key=lambda r: r[5]):
         bots = by_match[row[0]]
         results = read_results(replay_dir / row[6], SEATS)
-        recomputed.update(bots, results.deals, forfeited_seat(replay_dir / row[6]))
+        adjusted = adjusted_points(replay_dir / row[6], results.deals)  # the luck taken out
+        recomputed.update(bots, results.deals, forfeited_seat(replay_dir / row[6]), adjusted)
     stored = {
         bot: (mu, sigma)
         for bot, mu, sigma in run.query("SELECT bot, mu, sigma FROM ratings WHERE variant = 'grosstarock'")
