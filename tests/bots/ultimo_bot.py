@@ -1,10 +1,5 @@
-"""A bot that fails its ultimos on purpose, for the tests of numbers beyond 32 bits.
-
-In `danish` a failed ultimo puts the pot's value into the pot (DK-END-3, AMB-07): the pot
-doubles. This bot keeps the pagat, if it holds it, to the last trick, where another seat's
-kept tarok beats it; a seat without the pagat keeps its highest tarok for that trick. Its other
-cards go lowest first, so kings end up in the last trick too, and fail there as often. Every
-decision but a play takes the first legal action.
+"""A bot that fails its ultimos on purpose (tests/support/ultimo.py), for the tests of numbers
+beyond 32 bits: in `danish` a failed ultimo puts the pot's value into the pot (DK-END-3, AMB-07).
 
 Environment: RECORD, a path: each event, request view's pots and the MatchEnd are written to it
 as JSON lines (json keeps every integer exact), for the test to compare with the replay.
@@ -14,26 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from pathlib import Path
 
 from arena_bot import Bot
 from arena_bot.sdk import main
 from arena_bot.v1 import arena_pb2
 
-
-def choose_code(types: list[str], cards: list[str], hand: list[str]) -> int:
-    """The index of the legal action to take: `types` and `cards` of the legal actions, the hand's
-    card codes (the engine's tests use this function too)."""
-    plays = [i for i, kind in enumerate(types) if kind == "play"]
-    if not plays:
-        return 0
-    taroks = sorted(int(code[1:]) for code in hand if code.startswith("T"))
-    keep = "T1" if "T1" in hand else (f"T{taroks[-1]}" if taroks else "")
-
-    def cost(i: int) -> tuple[bool, int, str]:
-        code = cards[i]
-        return (code == keep, int(code[1:]) if code.startswith("T") else 0, code)
-
-    return min(plays, key=cost)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the `support` package
+from support.ultimo import choose_code
 
 
 class UltimoBot(Bot):

@@ -21,6 +21,7 @@ from referee_bots import play as play_in_memory
 from support import BOTS
 from support.server import config as server_config
 from support.server import read_replay
+from support.ultimo import choose_code
 
 from arena.engine import DealState, deck_for, find_variant
 from arena.live import Hub
@@ -33,6 +34,7 @@ from arena.replay.verify import verify_bytes, verify_replay
 from arena.server.local import play_matches
 from arena.standing.results import pending_record
 from arena.standing.state import ArenaMatch
+from arena.v1 import arena_pb2 as pb
 
 # Found with the engine: with these bots, seed 38 of `danish` passes 2**31 in its pot, in one
 # seat's score and in one deal's delta within 54 dealer turns.
@@ -95,6 +97,37 @@ def test_verify_refuses_an_aborted_end_when_no_number_left_int64(
     end = dict(lines[-1], termination="aborted", reason="made up")
     replay = verify_bytes(("\n".join([*text[:-1], json.dumps(end)]) + "\n").encode(), "forged.jsonl")
     assert replay.problem is not None and "aborted" in str(replay.problem)
+
+
+def _failing_ultimos(request: pb.DecisionRequest, n: int) -> list[pb.Action]:
+    legal = list(request.legal_actions)
+    return [legal[choose_code([a.type for a in legal], [a.card for a in legal], list(request.view.hand))]]
+
+
+def test_a_match_whose_numbers_leave_int64_ends_aborted_and_its_replay_verifies(tmp_path: Path) -> None:
+    """Found with the engine: seed 32 of `danish` leaves int64 after deal 138 with these bots."""
+    bots = [Bot(answers=_failing_ultimos) for _ in range(3)]
+    played = play_in_memory(tmp_path, config(TC, variant="danish", deals=200, seed=32), bots)
+    runner = played.runner
+    assert runner.termination == "aborted" and runner.abort_reason.startswith("after deal 138, ")
+    replay = verify_replay(runner.replay_path)  # type: ignore[arg-type]
+    assert replay.ok, replay.problem
+    deals = played.of_type("deal")
+    assert len(deals) == 139 and played.end["reason"] == runner.abort_reason
+    last = [
+        *deals[-1]["scores"],
+        *deals[-1]["record"]["result"]["deltas"],
+        *deals[-1]["record"]["result"]["pots"].values(),
+    ]
+    assert max(abs(v) for v in last) > INT64_MAX
+    for bot in bots:  # every deal that fit was told, exactly; the last was not
+        ended = [
+            e.deal_ended for m in bot.link.of_kind("events") for e in m.events if e.HasField("deal_ended")
+        ]
+        ended += [e.deal_ended for r in bot.requests for e in r.events if e.HasField("deal_ended")]
+        assert sorted(list(e.scores) for e in ended) == sorted(line["scores"] for line in deals[:-1])
+        [end] = bot.link.of_kind("match_end")
+        assert (end.termination, end.reason, list(end.scores)) == ("aborted", runner.abort_reason, [])
 
 
 def test_a_pot_beyond_int64_ends_the_match_aborted_with_its_reason_never_wrapped(tmp_path: Path) -> None:
