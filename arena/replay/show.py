@@ -112,7 +112,9 @@ def render(
         print(f"match {end.get('termination')}", file=out)
         if end.get("forfeited") is not None:
             print(f"  seat {end['forfeited']} forfeited", file=out)
-        if any(end.get("pot_split", [])):
+        if end.get("reason"):  # an aborted match: why (a number beyond int64)
+            print(f"  {end['reason']}", file=out)
+        if any(end.get("pot_split") or []):  # null: an aborted match's pots were not split
             print(f"  pot split    {_plain(end['pot_split'])}", file=out)
         print(f"  final scores {_plain(end.get('scores', []))}", file=out)
         faults = end.get("faults", {})

@@ -8,6 +8,7 @@ rather than send a wrapped number (arena/referee/limits.py).
 
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import sys
@@ -29,6 +30,7 @@ from arena.protocol import INT64_MAX, _encode_varint
 from arena.referee.position import PositionRunner
 from arena.referee.runner import MatchRunner
 from arena.referee.seat import TimeControl
+from arena.replay.show import render
 from arena.replay.table import public_view, table_state
 from arena.replay.verify import verify_bytes, verify_replay
 from arena.server.local import play_matches
@@ -110,8 +112,14 @@ def test_a_match_whose_numbers_leave_int64_ends_aborted_and_its_replay_verifies(
     played = play_in_memory(tmp_path, config(TC, variant="danish", deals=200, seed=32), bots)
     runner = played.runner
     assert runner.termination == "aborted" and runner.abort_reason.startswith("after deal 138, ")
-    replay = verify_replay(runner.replay_path)  # type: ignore[arg-type]
+    replay = verify_replay(runner.replay_path, collect=True)  # type: ignore[arg-type]
     assert replay.ok, replay.problem
+    shown = io.StringIO()
+    render(replay, shown, deal=138)
+    render(replay, shown)  # `arena replay show`: the reason at the end, no pot split
+    assert shown.getvalue().endswith(
+        f"match aborted\n  {runner.abort_reason}\n  final scores {' '.join(map(str, played.end['scores']))}\n"
+    )
     deals = played.of_type("deal")
     assert len(deals) == 139 and played.end["reason"] == runner.abort_reason
     last = [
