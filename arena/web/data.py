@@ -16,6 +16,7 @@ from typing import Any
 
 from ..ratings import Ratings
 from ..replay.summary import read_results
+from ..replay.table import js_int
 from ..standing.luck import adjusted_points
 from ..standing.store import Store
 
@@ -164,7 +165,7 @@ def _match_row(db: Any, row: Any) -> dict[str, Any]:
         "finished_ms": int(finished) if finished is not None else None,
         "has_replay": bool(replay),
         "standing": True,
-        "seats": [{"bot": s[1], "score": int(s[2]), "faults": int(s[3])} for s in seats],
+        "seats": [{"bot": s[1], "score": js_int(int(s[2])), "faults": int(s[3])} for s in seats],
     }
 
 
