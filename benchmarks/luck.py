@@ -31,6 +31,7 @@ from typing import Any
 from arena.engine import Action, DealState, Match, deck_for, find_variant
 from arena.ladder.luck import (
     EXPECTATION_DECKS,
+    FOLDS,
     ROLLOUTS,
     SeatDeal,
     adjusted_points,
@@ -216,6 +217,12 @@ def measure_ladder(db: Path, replay_dir: Path, a: str, b: str) -> dict[str, Any]
     }
     single = [(d, x) for d, x in zip(deals, adjusted, strict=True) if d.match_seq in single_matches]
     views["single"] = ([d for d, _ in single], [x for _, x in single])
+    # β = 1 for every bot, as the standing arena adjusts (no fit: docs/ARENA.md).
+    one = adjusted_points(deals, beta={(d.bot, fold): 1.0 for d in deals for fold in range(FOLDS)})
+    views["single_beta_one"] = (
+        views["single"][0],
+        [x for d, x in zip(deals, one, strict=True) if d.match_seq in single_matches],
+    )
     # The deal sets needed are taken for the duplicate's mean difference (the best estimate of the
     # true one) in every view: a few deal sets of one arrangement estimate their own mean poorly.
     effect = 0.0
