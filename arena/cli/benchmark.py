@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
         description="Play the bot against the frozen reference opponents (the heuristic bot, the search bot "
         "at fixed iterations and seed, and the random bot with four seats) on the versioned pack of deals "
         "of the variant (its default options), in every rotation of the seats, and print its mean points "
-        "per deal with a 95%% interval over the pack's deal sets. Nothing depends on the time: the same "
+        "per deal with a 95% interval over the pack's deal sets. Nothing depends on the time: the same "
         "deterministic bot gets the same number on any machine.",
     )
     bench.add_argument("--bot", required=True, metavar="CMD", help="an example bot's name or a bot command")
