@@ -4,6 +4,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +58,18 @@ def browser(chromium: Browser) -> Iterator[Browser]:
     chromium.events.clear()
     yield chromium
     assert csp_problems(chromium) == []
+
+
+@pytest.fixture(scope="module")
+def playwright_chromium() -> Iterator[Any]:
+    """One Chromium for the module, driven by Playwright (Debian's chromium through executable_path)."""
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
+        pytest.skip("no Chromium here (Debian: apt-get install chromium)")
+    playwright_sync = pytest.importorskip("playwright.sync_api")
+    with playwright_sync.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()

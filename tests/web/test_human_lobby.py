@@ -12,11 +12,6 @@ person's clock and its seat the person's Hello.
 from __future__ import annotations
 
 import json
-import os
-import queue
-import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import CSP_LISTENER, find_chromium
+from support.browser import CSP_LISTENER
+from support.site import served_site
 from support.standing import lobby_bot
 
 from arena.replay.verify import verify_replay
@@ -99,71 +95,30 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     tokens = {name: store.register_bot(name)[1] for name in ("ann", "bob", "pat", "rex")}
     store.revoke_bot("rex")
     store.close()
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "arena", "serve", "--port", "0", "--http", "127.0.0.1:0", "--play"),
-            *("--store", str(directory / "arena.db"), "--replay-dir", str(directory / "replays")),
-            *("--operator-token-file", str(directory / "operator")),
-            *("--arena-config", str(directory / "arena.toml")),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    log: list[str] = []
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            log.append(line)
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-    bots: list[subprocess.Popen[str]] = []
-    try:
-        url = grpc = ""
-        deadline = time.monotonic() + 30
-        while not (url and grpc):
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            record = json.loads(line) if line.startswith("{") else {}
-            if record.get("event") == "web site listening":
-                url = record["url"].rstrip("/")
-            elif record.get("event") == "server listening":
-                grpc = f"127.0.0.1:{record['port']}"
-        bots = [lobby_bot(grpc, tokens[name]) for name in ("ann", "bob")]
-        yield Arena(url, directory / "replays", directory / "arena.db", tokens)
-    finally:
-        for bot in bots:
-            bot.kill()
-            bot.communicate()
-        process.terminate()
-        process.wait(30)
-        if process.stdout is not None:
-            process.stdout.close()
-    assert not any("Traceback" in line for line in log), "".join(log)
+    options = ("--play", "--operator-token-file", str(directory / "operator"))
+    with served_site(directory, *options, "--arena-config", str(directory / "arena.toml")) as site:
+        bots = [lobby_bot(site.grpc, tokens[name]) for name in ("ann", "bob")]
+        try:
+            yield Arena(site.url, directory / "replays", directory / "arena.db", tokens)
+        finally:
+            for bot in bots:
+                bot.kill()
+                bot.communicate()
 
 
 @pytest.fixture(scope="module")
-def page(arena: Arena) -> Iterator[Any]:
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
-        pytest.skip("no Chromium here (Debian: apt-get install chromium)")
-    with playwright_sync.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        context = browser.new_context(viewport={"width": 900, "height": 900})
-        context.add_init_script(CSP_LISTENER)
-        opened = context.new_page()
-        problems: list[str] = []
-        opened.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
-        opened.on(
-            "console",
-            lambda m: problems.append(m.text) if "Content Security Policy" in m.text else None,
-        )
-        yield opened
-        browser.close()
+def page(arena: Arena, playwright_chromium: Any) -> Iterator[Any]:
+    context = playwright_chromium.new_context(viewport={"width": 900, "height": 900})
+    context.add_init_script(CSP_LISTENER)
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
+    opened.on(
+        "console",
+        lambda m: problems.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    yield opened
+    context.close()
     assert not problems, problems
 
 

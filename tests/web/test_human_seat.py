@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import random
 import re
 import subprocess
 import sys
-import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -28,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import CSP_LISTENER, find_chromium
+from support.browser import CSP_LISTENER
+from support.site import served_site
 
 from arena.engine import VARIANT_NAMES
 from arena.server.local import bot_environment
@@ -67,56 +65,14 @@ class Server:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("play")
     (directory / "operator").write_text("play-test-operator\n")
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "arena", "serve", "--port", "0", "--http", "127.0.0.1:0", "--play"),
-            *("--store", str(directory / "arena.db"), "--replay-dir", str(directory / "replays")),
-            *("--operator-token-file", str(directory / "operator")),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    log: list[str] = []
-
-    def pump() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            log.append(line)
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-    try:
-        url = grpc = ""
-        deadline = time.monotonic() + 30
-        while not (url and grpc):
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            record = json.loads(line) if line.startswith("{") else {}
-            if record.get("event") == "web site listening":
-                url = record["url"].rstrip("/")
-            elif record.get("event") == "server listening":
-                grpc = f"127.0.0.1:{record['port']}"
-        yield Server(url, grpc, directory / "replays", process)
-    finally:
-        process.terminate()
-        process.wait(30)
-        if process.stdout is not None:
-            process.stdout.close()
-    assert not any("Traceback" in line for line in log), "".join(log)
+    options = ("--play", "--operator-token-file", str(directory / "operator"))
+    with served_site(directory, *options) as site:
+        yield Server(site.url, site.grpc, directory / "replays", site.process)
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
-        pytest.skip("no Chromium here (Debian: apt-get install chromium)")
-    with playwright_sync.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
+def browser(playwright_chromium: Any) -> Any:
+    return playwright_chromium
 
 
 @pytest.fixture

@@ -25,7 +25,6 @@ from typing import Any
 
 import pytest
 import trio
-from support.browser import find_chromium
 from support.table import LAYOUT, codes_in, public_cards, public_partner, text_cards
 
 from arena.engine import DealState, find_variant
@@ -128,16 +127,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI has no Chromium: it is listed in .ci/apt-packages, which .ci/run installs")
-        pytest.skip("no Chromium here (Debian: apt-get install chromium)")
-    with playwright_sync.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
+def browser(playwright_chromium: Any) -> Any:
+    return playwright_chromium
 
 
 # What a live page has drawn: its position, its cards, its text, its layout.
@@ -234,7 +225,11 @@ def test_every_variant_live_shows_only_public_cards_and_fits_a_phone(browser: An
         for reader in readers:
             reader.join(30)
     for runner, events, snapshots in zip(live.runners, streams, drawn, strict=True):
-        replay = verify_replay(live.replay_dir / f"{runner.match_id}.jsonl.part", collect=True)
+        # Still being written, or already ended (a Danish pot that doubles can leave int64 first).
+        written = live.replay_dir / f"{runner.match_id}.jsonl.part"
+        if not written.exists():
+            written = written.with_suffix("")
+        replay = verify_replay(written, collect=True)
         assert replay.problem is None, replay.problem
         tables = [data for kind, data in events if kind == "table"]
         position = next(data for kind, data in events if kind == "position")
