@@ -255,9 +255,11 @@ def _table(
     )
 
 
-def render_html(replay: Replay, analysis: Analysis | None = None) -> str:
-    """The page for `replay`, with the search's `analysis` of it if given."""
+def render_html(replay: Replay, analysis: Analysis | None = None, play_on: str | None = None) -> str:
+    """The page for `replay`, with the search's `analysis` of it if given, and a "play on from here"
+    link to `play_on` (a URL with a query, to which the position is added) if given."""
     data = replay_data(replay, analysis)
+    data["playOn"] = play_on
     variant = replay.variant
     assert variant is not None
     title = f"{variant.name} · match {replay.header.get('match_id', '')}"

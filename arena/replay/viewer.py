@@ -83,6 +83,7 @@ PAGE = r"""<!DOCTYPE html>
   <button id="next" title="next decision (→)">step ▶</button>
   <button id="next-deal" title="next deal (PageDown)">deal ▶▶</button>
   <span class="sep"></span><span>view:</span><span id="views"></span>
+  <a id="play-on" hidden title="seat a person or a bot here, the recorded bots in the other seats">play on from here</a>
 </nav>
 <div id="banner" class="banner" hidden></div>
 <main>
@@ -195,6 +196,10 @@ function render() {
   document.getElementById("next").disabled = pos.deal === DATA.deals.length - 1 && pos.step === last;
   document.getElementById("prev-deal").disabled = pos.deal === 0;
   document.getElementById("next-deal").disabled = pos.deal === DATA.deals.length - 1;
+  // On a site that seats people (`arena serve --play`): play on from this decision.
+  const playOn = document.getElementById("play-on");
+  playOn.hidden = !DATA.playOn || pos.step >= last;
+  if (DATA.playOn) playOn.href = `${DATA.playOn}&deal=${pos.deal}&step=${pos.step}`;
 
   // The table: the position's public state, with the hands this view shows.
   const table = ArenaTable.withViews(frame.table, frame.views, viewer === null ? "all" : viewer);

@@ -391,18 +391,19 @@ async def page_replay(request: Request) -> Response:
     if site.feeds.get(match_id) is not None:
         return Response(status_code=303, headers={"location": f"/matches/{match_id}/live"})
     path = await _replay_path(site, match_id)
+    play_on = f"/play?from={match_id}" if site.play is not None else None
     try:
-        page = await site.db(_replay_page, path)
+        page = await site.db(_replay_page, path, play_on)
     except (OSError, ReplayReadError, ValueError) as exc:
         raise HTTPException(500, f"the replay of {match_id} cannot be read: {exc}") from None
     return HTMLResponse(page, headers={"content-security-policy": REPLAY_CSP})
 
 
-def _replay_page(path: Path) -> str:
+def _replay_page(path: Path, play_on: str | None) -> str:
     replay = verify_replay(path, collect=True)
     if replay.variant is None:
         raise ValueError(str(replay.problem))
-    return render_html(replay)
+    return render_html(replay, play_on=play_on)
 
 
 async def page_live(request: Request) -> Response:

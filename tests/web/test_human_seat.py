@@ -248,8 +248,8 @@ def test_only_the_seats_token_reads_and_answers(server: Server) -> None:
 
 
 def test_play_on_from_a_position_seats_the_person_there(server: Server, page: Any) -> None:
-    """From decision 9 of a match the module played, with random bots as recorded ('human' was no
-    bot: its seat gets one chosen here)."""
+    """From decision 9 of a match the module played, reached from the replay viewer, with random
+    bots as recorded ('human' was no bot: its seat gets one chosen here)."""
     assert server.played, "the variants' matches ran first"
     source = server.played[0]
     replay = (server.replays / f"{source}.jsonl").read_text().splitlines()
@@ -257,9 +257,11 @@ def test_play_on_from_a_position_seats_the_person_there(server: Server, page: An
     human = next(json.loads(x)["seat"] for x in replay if '"bot_name":"human"' in x)
     decisions = [json.loads(x) for x in replay if x.startswith('{"type":"action"')]
     seat = decisions[9]["seat"]
-    page.goto(f"{server.url}/play?from={source}")  # where the end of the table links to
+    # The replay viewer at that decision links to playing on from it.
+    page.goto(f"{server.url}/matches/{source}#deal=0&step=9")
+    page.click("#play-on")
     page.wait_for_selector("#bots select")
-    page.fill("input[name=step]", "9")
+    assert page.input_value("input[name=step]") == "9"
     assert f"deal 0, decision 9 of {len(decisions)}:" in page.locator("#from").text_content()
     page.select_option("select[name=seat]", str(seat))
     if human != seat:

@@ -212,6 +212,7 @@ def test_bot_page_shows_recent_matches_history_and_head_to_head(arena: Arena, pa
     page.wait_for_load_state()
     assert page.url.split("#")[0].endswith(f"/matches/{finished[0]['match_id']}")
     assert finished[0]["match_id"] in page.content()
+    assert page.locator("#play-on").is_hidden()  # a site without --play seats nobody
 
 
 def test_a_script_in_a_name_is_shown_as_text(arena: Arena, page: Any) -> None:
