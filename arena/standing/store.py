@@ -112,6 +112,13 @@ class Store:
         self._idle_limit_ms = 0  # PostgreSQL: see `limit_idle_transactions`; 0 is none
         self._owner = OwnerLock(self.path)  # SQLite: see `claim_for_server`
         self._conn: Any = self._connect(url)
+        try:
+            self._create_or_migrate()
+        except BaseException:
+            self.close()  # a store that cannot be opened holds no connection and no lock
+            raise
+
+    def _create_or_migrate(self) -> None:
         with self.transaction() as db:
             if self.postgres:  # servers opening one new store at once create its tables once
                 db.execute("SELECT pg_advisory_xact_lock(7470001)")
