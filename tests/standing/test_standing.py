@@ -75,6 +75,12 @@ def test_registered_bots_play_rated_matches_and_the_standings_update(
         for bot in bots:  # leave the lobby; matches in flight are played out first
             bot.send_signal(signal.SIGINT)
         results = [finish(bot) for bot in bots]
+
+        def every_match_recorded() -> bool:  # a result is recorded shortly after its bots hear of it
+            with store.transaction() as db:
+                return db.execute("SELECT COUNT(*) FROM matches WHERE state = 'running'").fetchone()[0] == 0
+
+        wait_for(every_match_recorded, 30, "the last matches' results recorded")
         with admin_channel(server.address) as channel:
             admin = pb_grpc.AdminServiceStub(channel)
             standings = admin.GetStandings(pb.GetStandingsRequest(variant="grosstarock", recent=10)).standings
