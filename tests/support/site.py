@@ -10,9 +10,12 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -68,3 +71,20 @@ def served_site(directory: Path, *options: str, timeout: float = 30) -> Iterator
         if process.stdout is not None:
             process.stdout.close()
     assert not any("Traceback" in line for line in log), "".join(log)
+
+
+def call_json(
+    url: str, method: str, path: str, body: Any = None, token: str | None = None
+) -> tuple[int, Any]:
+    """One JSON request to the site at `url` (with the seat's token, if given): status and answer."""
+    headers = {"content-type": "application/json"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, json.loads(error.read())

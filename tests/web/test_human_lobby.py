@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 
 import pytest
 from support.browser import CSP_LISTENER
-from support.site import served_site
+from support.site import call_json, served_site
 from support.standing import lobby_bot
 
 from arena.replay.verify import verify_replay
@@ -68,17 +66,7 @@ class Arena:
     tokens: dict[str, str]
 
     def call(self, method: str, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
-        headers = {"content-type": "application/json"}
-        if token is not None:
-            headers["authorization"] = f"Bearer {token}"
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            with error:
-                return error.code, json.loads(error.read())
+        return call_json(self.url, method, path, body, token)
 
     def waiting(self) -> dict[str, list[str]]:
         status, options = self.call("GET", "/api/play")

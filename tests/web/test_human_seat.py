@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from support.browser import CSP_LISTENER
-from support.site import served_site
+from support.site import call_json, served_site
 
 from arena.engine import VARIANT_NAMES
 from arena.server.local import bot_environment
@@ -48,17 +48,7 @@ class Server:
     played: list[str] = field(default_factory=list)  # match ids of the tables played to the end
 
     def call(self, method: str, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
-        headers = {"content-type": "application/json"}
-        if token is not None:
-            headers["authorization"] = f"Bearer {token}"
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            with error:
-                return error.code, json.loads(error.read())
+        return call_json(self.url, method, path, body, token)
 
 
 @pytest.fixture(scope="module")
