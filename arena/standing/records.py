@@ -147,6 +147,7 @@ class Standing:
             "mean_adjusted_score_per_deal": None
             if (adjusted := self.mean_adjusted_score_per_deal) is None
             else round(adjusted, 3),
+            "adjusted_deals": self.adjusted_deals,  # the deals that mean is over
             "decisions": self.decisions,
             "faults": self.faults,
             "fault_rate": round(self.fault_rate, 5),

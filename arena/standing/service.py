@@ -264,6 +264,9 @@ def standing_message(standing: Standing) -> pb.Standing:
         hello_name=standing.hello_name or "",
         hello_version=standing.hello_version or "",
         hosted_version=standing.hosted_version or 0,
+        # Unset, not 0, where nothing was adjusted (american): a 0 would read as a measured mean.
+        mean_adjusted_score_per_deal=standing.mean_adjusted_score_per_deal,
+        adjusted_deals=standing.adjusted_deals,
         recent=[
             pb.RecentMatch(
                 match_id=m.match_id,
@@ -273,7 +276,14 @@ def standing_message(standing: Standing) -> pb.Standing:
                 scores=m.scores,
                 termination=m.termination,
                 replay=m.replay,
+                adjusted_scores=_adjusted_scores(m.adjusted_scores),
             )
             for m in standing.recent
         ],
     )
+
+
+def _adjusted_scores(scores: list[float | None]) -> list[float]:
+    """A match's adjusted scores by seat, or none when any seat's is missing (not adjusted)."""
+    present = [s for s in scores if s is not None]
+    return present if len(present) == len(scores) else []

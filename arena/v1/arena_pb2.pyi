@@ -517,7 +517,7 @@ class GetStandingsResponse(_message.Message):
     def __init__(self, standings: _Optional[_Iterable[_Union[Standing, _Mapping]]] = ...) -> None: ...
 
 class Standing(_message.Message):
-    __slots__ = ("bot", "variant", "rating", "mu", "sigma", "matches", "deals", "mean_score_per_deal", "decisions", "faults", "fault_rate", "state", "recent", "hello_name", "hello_version", "hosted_version")
+    __slots__ = ("bot", "variant", "rating", "mu", "sigma", "matches", "deals", "mean_score_per_deal", "decisions", "faults", "fault_rate", "state", "recent", "hello_name", "hello_version", "hosted_version", "mean_adjusted_score_per_deal", "adjusted_deals")
     BOT_FIELD_NUMBER: _ClassVar[int]
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     RATING_FIELD_NUMBER: _ClassVar[int]
@@ -534,6 +534,8 @@ class Standing(_message.Message):
     HELLO_NAME_FIELD_NUMBER: _ClassVar[int]
     HELLO_VERSION_FIELD_NUMBER: _ClassVar[int]
     HOSTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    MEAN_ADJUSTED_SCORE_PER_DEAL_FIELD_NUMBER: _ClassVar[int]
+    ADJUSTED_DEALS_FIELD_NUMBER: _ClassVar[int]
     bot: str
     variant: str
     rating: float
@@ -550,10 +552,12 @@ class Standing(_message.Message):
     hello_name: str
     hello_version: str
     hosted_version: int
-    def __init__(self, bot: _Optional[str] = ..., variant: _Optional[str] = ..., rating: _Optional[float] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., deals: _Optional[int] = ..., mean_score_per_deal: _Optional[float] = ..., decisions: _Optional[int] = ..., faults: _Optional[int] = ..., fault_rate: _Optional[float] = ..., state: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[RecentMatch, _Mapping]]] = ..., hello_name: _Optional[str] = ..., hello_version: _Optional[str] = ..., hosted_version: _Optional[int] = ...) -> None: ...
+    mean_adjusted_score_per_deal: float
+    adjusted_deals: int
+    def __init__(self, bot: _Optional[str] = ..., variant: _Optional[str] = ..., rating: _Optional[float] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., deals: _Optional[int] = ..., mean_score_per_deal: _Optional[float] = ..., decisions: _Optional[int] = ..., faults: _Optional[int] = ..., fault_rate: _Optional[float] = ..., state: _Optional[str] = ..., recent: _Optional[_Iterable[_Union[RecentMatch, _Mapping]]] = ..., hello_name: _Optional[str] = ..., hello_version: _Optional[str] = ..., hosted_version: _Optional[int] = ..., mean_adjusted_score_per_deal: _Optional[float] = ..., adjusted_deals: _Optional[int] = ...) -> None: ...
 
 class RecentMatch(_message.Message):
-    __slots__ = ("match_id", "finished_ms", "seat", "seats", "scores", "termination", "replay")
+    __slots__ = ("match_id", "finished_ms", "seat", "seats", "scores", "termination", "replay", "adjusted_scores")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FINISHED_MS_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -561,6 +565,7 @@ class RecentMatch(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     TERMINATION_FIELD_NUMBER: _ClassVar[int]
     REPLAY_FIELD_NUMBER: _ClassVar[int]
+    ADJUSTED_SCORES_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     finished_ms: int
     seat: int
@@ -568,7 +573,8 @@ class RecentMatch(_message.Message):
     scores: _containers.RepeatedScalarFieldContainer[int]
     termination: str
     replay: str
-    def __init__(self, match_id: _Optional[str] = ..., finished_ms: _Optional[int] = ..., seat: _Optional[int] = ..., seats: _Optional[_Iterable[str]] = ..., scores: _Optional[_Iterable[int]] = ..., termination: _Optional[str] = ..., replay: _Optional[str] = ...) -> None: ...
+    adjusted_scores: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, match_id: _Optional[str] = ..., finished_ms: _Optional[int] = ..., seat: _Optional[int] = ..., seats: _Optional[_Iterable[str]] = ..., scores: _Optional[_Iterable[int]] = ..., termination: _Optional[str] = ..., replay: _Optional[str] = ..., adjusted_scores: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class LobbyJoin(_message.Message):
     __slots__ = ("variants", "max_matches", "bot_version", "protocol_version")
