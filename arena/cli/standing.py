@@ -173,14 +173,15 @@ def _cmd_standings(args: argparse.Namespace) -> int:
             print(f"\n{variant}" if rank > 1 else variant)
             print(
                 f"  {'#':>3} {'bot':<24} {'rating':>7} {'mu':>6} {'sigma':>5} {'matches':>7} "
-                f"{'score/deal':>10} {'adjusted':>8} {'faults/dec':>10}  {'state':<7}  version (latest Hello)"
+                f"{'score/deal':>10} {'adjusted/deal':>13} {'faults/dec':>10}  {'state':<7}  "
+                "version (latest Hello)"
             )
             rank_in_variant = 0
         rank_in_variant += 1
         print(
             f"  {rank_in_variant:>3} {standing.bot:<24} {standing.rating:>7.2f} {standing.mu:>6.2f} "
             f"{standing.sigma:>5.2f} {standing.matches:>7} {standing.mean_score_per_deal:>10.2f} "
-            f"{_adjusted(standing):>8} {standing.fault_rate:>10.4f}  "
+            f"{_adjusted(standing):>13} {standing.fault_rate:>10.4f}  "
             f"{standing.state:<7}  {_reported(standing)}"
         )
         for match in standing.recent:
@@ -190,9 +191,10 @@ def _cmd_standings(args: argparse.Namespace) -> int:
 
 
 def _adjusted(standing: Any) -> str:
-    """Mean luck-adjusted points per deal (docs/ARENA.md, "Results and ratings"); – where raw."""
+    """Mean luck-adjusted points per deal (docs/ARENA.md, "Luck taken out of the ratings"); "not
+    adjusted" where the variant is rated on raw points or no match of the bot was adjusted."""
     value = standing.mean_adjusted_score_per_deal
-    return "–" if value is None else f"{value:.2f}"
+    return "not adjusted" if value is None else f"{value:.2f}"
 
 
 def _reported(standing: Any) -> str:

@@ -20,7 +20,7 @@
       { key: "rating", label: "Rating", num: true, cell: (r) => num(r.rating, 2) },
       { key: "sigma", label: "±σ", num: true, cell: (r) => num(r.sigma, 2) },
       { key: "matches", label: "Matches", num: true },
-      { key: "mean_score_per_deal", label: "Pts/deal", num: true, cell: (r) => num(r.mean_score_per_deal, 2) },
+      ...POINTS_COLUMNS,
       { key: "faults", label: "Faults", num: true },
     ], bot.ratings) : el("p", { class: "muted" }, "Not rated yet."));
     parts.push(el("h2", {}, "Rating history"), plot(bot.history));

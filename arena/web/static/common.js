@@ -31,6 +31,18 @@ function num(value, digits) {
   return typeof value === "number" ? value.toFixed(digits) : "—";
 }
 
+// The two columns of a bot's points per deal (docs/ARENA.md, "Luck taken out of the ratings"):
+// raw, as played, and less the cards' luck. A variant rated on raw points (american), or a bot
+// with no adjusted match, says "not adjusted": a 0 there would read as a measured mean.
+const ADJUSTED_TITLE = "Points per deal less the luck of the cards (grosstarock, danish, german-1754); the ratings rank by them";
+const POINTS_COLUMNS = [
+  { key: "mean_score_per_deal", label: "Raw pts/deal", num: true, title: "Points per deal as played",
+    cell: (r) => num(r.mean_score_per_deal, 2) },
+  { key: "mean_adjusted_score_per_deal", label: "Luck-adjusted pts/deal", num: true, title: ADJUSTED_TITLE,
+    cell: (r) => typeof r.mean_adjusted_score_per_deal === "number"
+      ? r.mean_adjusted_score_per_deal.toFixed(2) : el("span", { class: "muted" }, "not adjusted") },
+];
+
 function botLink(name) {
   return el("a", { href: "/bots/" + encodeURIComponent(name) }, name);
 }
@@ -46,14 +58,14 @@ function showError(where, error) {
   where.replaceChildren(el("p", { class: "error" }, String(error.message || error)));
 }
 
-// A table whose columns sort on a click. columns: [{key, label, num, cell(row) -> node|text}]
+// A table whose columns sort on a click. columns: [{key, label, num, title, cell(row) -> node|text}]
 function sortableTable(columns, rows, initial) {
   let key = initial ? initial.key : null;
   let descending = initial ? initial.descending : false;
   const table = el("table");
   const head = el("tr");
   for (const column of columns) {
-    const th = el("th", { class: column.num ? "num" : null, "data-key": column.sort === false ? null : column.key }, column.label);
+    const th = el("th", { class: column.num ? "num" : null, "data-key": column.sort === false ? null : column.key, title: column.title }, column.label);
     if (column.sort !== false) {
       th.addEventListener("click", () => {
         descending = key === column.key ? !descending : !!column.num;

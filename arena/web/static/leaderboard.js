@@ -19,7 +19,7 @@
       { key: "sigma", label: "±σ", num: true, cell: (r) => num(r.sigma, 2) },
       { key: "matches", label: "Matches", num: true },
       { key: "deals", label: "Deals", num: true },
-      { key: "mean_score_per_deal", label: "Pts/deal", num: true, cell: (r) => num(r.mean_score_per_deal, 2) },
+      ...POINTS_COLUMNS,
       // "hosted, version N" for a bot the arena runs (docs/SUBMIT.md), else what its Hello declared
       { key: "runs", label: "Version", cell: (r) => r.runs || "—" },
       { key: "last_seen_ms", label: "Last seen", cell: (r) => when(r.last_seen_ms) },
