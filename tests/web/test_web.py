@@ -808,3 +808,31 @@ def test_a_hosted_bot_says_hosted_and_its_version_on_the_pages_and_in_get_standi
         admin = pb_grpc.AdminServiceStub(channel)
         standings = admin.GetStandings(pb.GetStandingsRequest(variant="grosstarock")).standings
     assert {s.bot: s.hosted_version for s in standings} == {"alpha": 0, "beta": 2, "gamma": 0}
+
+
+def test_get_standings_and_the_leaderboard_carry_the_adjusted_points_of_played_matches(
+    arena: Arena, page: Any
+) -> None:
+    """grosstarock is rated on luck-adjusted points: the matches the bots played have them, and
+    GetStandings says the same mean as the JSON API, which the leaderboard shows beside the raw one."""
+    rows = {row["bot"]: row for row in arena.api("/api/standings?variant=grosstarock")["standings"]}
+    with admin_channel(arena.grpc, OPERATOR) as channel:
+        admin = pb_grpc.AdminServiceStub(channel)
+        standings = admin.GetStandings(pb.GetStandingsRequest(variant="grosstarock")).standings
+    assert {s.bot for s in standings} == set(rows) == set(BOTS)
+    for standing in standings:
+        row = rows[standing.bot]
+        assert standing.HasField("mean_adjusted_score_per_deal")
+        assert round(standing.mean_adjusted_score_per_deal, 3) == row["mean_adjusted_score_per_deal"]
+        assert standing.adjusted_deals == row["adjusted_deals"] == standing.deals > 0
+        assert all(len(m.adjusted_scores) == len(m.scores) == 3 for m in standing.recent)
+    page.goto(arena.url + "/?variant=grosstarock")
+    page.wait_for_selector("#board table")
+    headers = page.locator("#board thead th").all_text_contents()
+    raw = next(i for i, text in enumerate(headers) if text.startswith("Raw pts/deal")) + 1
+    adjusted = next(i for i, text in enumerate(headers) if text.startswith("Luck-adjusted pts/deal")) + 1
+    for bot, row in rows.items():
+        line = page.locator("#board tbody tr", has=page.locator(f"a[href='/bots/{bot}']"))
+        assert line.locator(f"td:nth-child({raw})").text_content() == f"{row['mean_score_per_deal']:.2f}"
+        shown = line.locator(f"td:nth-child({adjusted})").text_content()
+        assert shown == f"{row['mean_adjusted_score_per_deal']:.2f}"
