@@ -115,7 +115,16 @@ def test_registered_bots_play_rated_matches_and_the_standings_update(
         text=True,
         check=True,
     )
-    assert {row["bot"] for row in json.loads(shown.stdout)["standings"]} == set(tokens)
+    rows = {row["bot"]: row for row in json.loads(shown.stdout)["standings"]}
+    assert set(rows) == set(tokens)
+    for standing in standings:  # grosstarock is rated on luck-adjusted points: GetStandings says so
+        assert standing.HasField("mean_adjusted_score_per_deal")
+        assert standing.adjusted_deals == standing.deals
+        assert (
+            round(standing.mean_adjusted_score_per_deal, 3)
+            == rows[standing.bot]["mean_adjusted_score_per_deal"]
+        )
+        assert round(standing.mean_score_per_deal, 3) == rows[standing.bot]["mean_score_per_deal"]
 
 
 def test_a_revoked_bot_is_cut_off_at_once(store: Store, tmp_path: Path) -> None:
@@ -215,8 +224,6 @@ def test_a_bot_that_keeps_faulting_is_paused_with_a_reason(store: Store, tmp_pat
     assert listed["late"].state == "paused" and "timeout" in listed["late"].reason
     late_standing = next(s for s in store.standings() if s.bot == "late")
     assert late_standing.faults >= 2 and late_standing.state == "paused"
-
-
 
 
 def test_a_server_killed_mid_match_loses_nothing_finished(tmp_path: Path) -> None:
