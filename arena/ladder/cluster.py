@@ -20,6 +20,7 @@ the running cluster is joined as it is.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 import socket
@@ -70,15 +71,35 @@ class BotRecipe:
         return cls(bot.name, bot.command, tuple(sorted(bot.env.items())), cwd, bot.processes)
 
     def build(self) -> BotSpec:
-        return local_bot(self.name, self.command, dict(self.env), Path(self.cwd), self.processes)
+        # Absolute: an in-process bot's module is imported from it (put on `sys.path`) in the
+        # worker and again in its referee process, whatever their working directories then.
+        cwd = Path(self.cwd).resolve()
+        return local_bot(self.name, self.command, dict(self.env), cwd, self.processes)
 
 
-def import_ray() -> Any:
+def import_ray(local: bool = False) -> Any:
+    """Ray, or ClusterError naming the extra; `local`: for a Ray this command starts itself, with
+    its environment (`local_ray_environment`) set first."""
+    if local:
+        local_ray_environment()
     try:
         import ray
     except ImportError:
         raise ClusterError(RAY_MISSING) from None
+    if local:
+        loopback_only()
     return ray
+
+
+def loopback_only() -> None:
+    """Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER once, when this process first imports it
+    (`ray._private.ray_constants`): a process that imported Ray before it was set (the command
+    line checks that Ray is installed first; a benchmark) would start its control store on
+    the machine's network address. So that reading is set here too."""
+    with contextlib.suppress(ImportError):
+        constants = importlib.import_module("ray._private.ray_constants")
+        if hasattr(constants, "ENABLE_RAY_CLUSTER"):
+            setattr(constants, "ENABLE_RAY_CLUSTER", False)  # noqa: B010 (no stub for it)
 
 
 # What a Ray started by this command leaves out (Ray reads each as RAY_<name> in every process it
@@ -112,7 +133,7 @@ def connect(
 ) -> Any:
     """`ray.init`: a local instance on the loopback when `address` is None, else the cluster at
     `address`; the ladder's directory (if any) as the job's working directory."""
-    ray = import_ray()
+    ray = import_ray(local=address is None)
     if address is not None:
         check_reachable(address)
     runtime_env: dict[str, Any] = {}
@@ -120,7 +141,32 @@ def connect(
         runtime_env = {"working_dir": str(working_dir), "excludes": [*EXCLUDES, *excludes]}
     try:
         if address is None:
-            local_ray_environment()
+            start_local(ray, cpus, runtime_env)
+        else:
+            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, logging_level="ERROR")
+    except ConnectionError as exc:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {first_line(exc)}") from None
+    except Exception as exc:  # Ray raises many kinds; the first line says what went wrong
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise ClusterError(f"cannot start {where}: {type(exc).__name__}: {first_line(exc)}") from None
+    return ray
+
+
+# How many times a local Ray is started before its failure is the command's. Ray 2.60's raylet
+# waits 15 s (a fixed wait, no setting changes it) for the port of its node's agent, a Python
+# process that it starts and that imports much of Ray: on a machine busy with other work that
+# can take longer, and the raylet then stops with "Timed out waiting for file
+# …/metrics_agent_port_…" in /tmp/ray/session_*/logs/raylet.out, which `ray.init` reports after
+# 30 s as "The current node timed out during startup". The next start usually makes it.
+LOCAL_STARTS = 3
+
+
+def start_local(ray: Any, cpus: int | None, runtime_env: dict[str, Any]) -> None:
+    """`ray.init` of a Ray on this machine, on the loopback; started again (up to LOCAL_STARTS
+    times in all) when its start timed out, the failure of a busy machine rather than of the
+    ladder. Any other failure is raised at once."""
+    for attempt in range(1, LOCAL_STARTS + 1):
+        try:
             ray.init(
                 _node_ip_address="127.0.0.1",
                 include_dashboard=False,
@@ -130,14 +176,15 @@ def connect(
                 logging_level="ERROR",
                 configure_logging=True,
             )
-        else:
-            ray.init(address=address, runtime_env=runtime_env, log_to_driver=False, logging_level="ERROR")
-    except ConnectionError as exc:
-        raise ClusterError(f"cannot reach the Ray cluster at {address}: {first_line(exc)}") from None
-    except Exception as exc:  # Ray raises many kinds; the first line says what went wrong
-        where = f"the Ray cluster at {address}" if address else "a local Ray"
-        raise ClusterError(f"cannot start {where}: {type(exc).__name__}: {first_line(exc)}") from None
-    return ray
+            return
+        except Exception as exc:
+            if attempt == LOCAL_STARTS or "timed out" not in str(exc).lower():
+                raise
+            with contextlib.suppress(Exception):
+                ray.shutdown()  # what of it started (its control store, its processes) goes
+            log.warning(
+                "a local Ray did not start in time; starting it again", attempt=attempt, error=first_line(exc)
+            )
 
 
 REACH_TIMEOUT_S = 5.0
@@ -346,4 +393,3 @@ def cluster_player(
         yield RayPlayer(ray, handles, nodes, replay_dir, concurrency)
     finally:
         ray.shutdown()
-
