@@ -36,9 +36,9 @@ function num(value, digits) {
 // with no adjusted match, says "not adjusted": a 0 there would read as a measured mean.
 const ADJUSTED_TITLE = "Points per deal less the luck of the cards (grosstarock, danish, german-1754); the ratings rank by them";
 const POINTS_COLUMNS = [
-  { key: "mean_score_per_deal", label: "Raw pts/deal", num: true, title: "Points per deal as played",
+  { key: "mean_score_per_deal", label: "Raw pts/deal", num: true, wrap: true, title: "Points per deal as played",
     cell: (r) => num(r.mean_score_per_deal, 2) },
-  { key: "mean_adjusted_score_per_deal", label: "Luck-adjusted pts/deal", num: true, title: ADJUSTED_TITLE,
+  { key: "mean_adjusted_score_per_deal", label: "Luck-adjusted pts/deal", num: true, wrap: true, title: ADJUSTED_TITLE,
     cell: (r) => typeof r.mean_adjusted_score_per_deal === "number"
       ? r.mean_adjusted_score_per_deal.toFixed(2) : el("span", { class: "muted" }, "not adjusted") },
 ];
@@ -58,14 +58,16 @@ function showError(where, error) {
   where.replaceChildren(el("p", { class: "error" }, String(error.message || error)));
 }
 
-// A table whose columns sort on a click. columns: [{key, label, num, title, cell(row) -> node|text}]
+// A table whose columns sort on a click. columns: [{key, label, num, title, wrap, cell(row) -> node|text}]
+// (wrap: a long header may take two lines)
 function sortableTable(columns, rows, initial) {
   let key = initial ? initial.key : null;
   let descending = initial ? initial.descending : false;
   const table = el("table");
   const head = el("tr");
   for (const column of columns) {
-    const th = el("th", { class: column.num ? "num" : null, "data-key": column.sort === false ? null : column.key, title: column.title }, column.label);
+    const classes = [column.num ? "num" : "", column.wrap ? "wrap" : ""].join(" ").trim();
+    const th = el("th", { class: classes || null, "data-key": column.sort === false ? null : column.key, title: column.title }, column.label);
     if (column.sort !== false) {
       th.addEventListener("click", () => {
         descending = key === column.key ? !descending : !!column.num;
