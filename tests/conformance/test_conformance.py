@@ -12,7 +12,8 @@ import shlex
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -319,7 +320,6 @@ def test_positions_are_checked_when_the_runner_is_made() -> None:
 # --------------------------------------------------------------------------- the kit's cases
 
 
-
 def _led(state: DealState) -> str | None:
     return (
         "SHDC"[state.led]
@@ -401,21 +401,73 @@ def broken(flaw: str) -> str:
     return f"env BROKEN={shlex.quote(flaw)} {shlex.quote(sys.executable)} {shlex.quote(str(BROKEN))}"
 
 
+FLAWS = [
+    (
+        "double-ids",
+        ["grosstarock", "danish"],
+        "request-id-2^63+1",
+        "answered with request id 9223372036854775808; the request's id is 9223372036854775809",
+    ),
+    ("no-reconnect", ["german-1754"], "reconnect", "did not come back after the stream broke"),
+    ("crash-on-unknown", ["danish-pots"], "unknown-fields", "the bot was gone"),
+    ("slow:redeal", ["danish"], "redeal-", "no legal answer within 1000 ms"),
+]
+USAGE_ERRORS = (
+    ["--bot", "true", "--variant", "skat"],
+    ["--bot", "true", "--per-decision-ms", "0"],
+    ["--bot", " "],
+)
 
 
+def arena_conformance(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "arena", "conformance", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def kits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[Any]]]:
+    """Every `arena conformance` run of the tests below, started together: a run mostly waits on
+    its bot processes (starting, reconnecting, thinking), so a few at once take little longer than
+    one. Each test reads its own run's outcome, and fails alone if that run failed."""
+    no_bot_logs = tmp_path_factory.mktemp("no-bot-logs")
+    runs: dict[str, Callable[[], Any]] = {  # the longest first
+        "ignore-follow": lambda: conformance(broken("ignore-follow")),
+        "random": lambda: conformance(EXAMPLE_BOTS["random"]),
+        "heuristic": lambda: conformance(EXAMPLE_BOTS["heuristic"]),
+        **{
+            flaw: (
+                lambda flaw=flaw, variants=variants: conformance(
+                    broken(flaw),
+                    *[a for v in variants for a in ("--variant", v)],
+                    "--per-decision-ms",
+                    "1000",
+                )
+            )
+            for flaw, variants, _case, _detail in FLAWS
+        },
+        "table": lambda: arena_conformance("--bot", EXAMPLE_BOTS["random"], "--variant", "danish"),
+        "no-bot": lambda: conformance(
+            "/no/such/bot --flag", "--variant", "grosstarock", "--log-dir", str(no_bot_logs)
+        ),
+        "usage": lambda: [arena_conformance(*args) for args in USAGE_ERRORS],
+    }
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        yield {name: pool.submit(run) for name, run in runs.items()}
 
 
 @pytest.mark.parametrize("example", ["random", "heuristic"])
-def test_the_python_example_bots_pass_every_case(example: str) -> None:
-    status, report = conformance(EXAMPLE_BOTS[example])
+def test_the_python_example_bots_pass_every_case(example: str, kits: dict[str, Future[Any]]) -> None:
+    status, report = kits[example].result()
     assert failed(report) == {}
     assert status == 0
     assert {c["variant"] for c in report["cases"]} == set(VARIANT_NAMES)
     assert report["passed"] == sum(len(CASES[v]) for v in VARIANT_NAMES) and report["log_dir"] is None
 
 
-def test_a_bot_that_does_not_follow_suit_fails_exactly_where_it_must_follow() -> None:
-    status, report = conformance(broken("ignore-follow"))
+def test_a_bot_that_does_not_follow_suit_fails_exactly_where_it_must_follow(
+    kits: dict[str, Future[Any]],
+) -> None:
+    status, report = kits["ignore-follow"].result()
     expected = set()
     for variant, cases in CASES.items():
         for case in cases:
@@ -430,25 +482,11 @@ def test_a_bot_that_does_not_follow_suit_fails_exactly_where_it_must_follow() ->
     assert status == 1 and report["log_dir"]
 
 
-@pytest.mark.parametrize(
-    ("flaw", "variants", "case", "detail"),
-    [
-        (
-            "double-ids",
-            ["grosstarock", "danish"],
-            "request-id-2^63+1",
-            "answered with request id 9223372036854775808; the request's id is 9223372036854775809",
-        ),
-        ("no-reconnect", ["german-1754"], "reconnect", "did not come back after the stream broke"),
-        ("crash-on-unknown", ["danish-pots"], "unknown-fields", "the bot was gone"),
-        ("slow:redeal", ["danish"], "redeal-", "no legal answer within 1000 ms"),
-    ],
-)
+@pytest.mark.parametrize(("flaw", "variants", "case", "detail"), FLAWS)
 def test_a_broken_bot_fails_the_cases_of_its_flaw_and_only_those(
-    flaw: str, variants: list[str], case: str, detail: str
+    flaw: str, variants: list[str], case: str, detail: str, kits: dict[str, Future[Any]]
 ) -> None:
-    args = [a for v in variants for a in ("--variant", v)]
-    status, report = conformance(broken(flaw), *args, "--per-decision-ms", "1000")
+    status, report = kits[flaw].result()
     expected = {(v, c.name) for v in variants for c in CASES[v] if c.name.startswith(case)}
     assert expected and set(failed(report)) == expected
     assert all(text.startswith(detail) for text in failed(report).values())
@@ -456,32 +494,16 @@ def test_a_broken_bot_fails_the_cases_of_its_flaw_and_only_those(
     assert status == 1
 
 
-def test_a_bot_that_cannot_start_fails_every_case_at_once(tmp_path: Path) -> None:
-    status, report = conformance(
-        "/no/such/bot --flag", "--variant", "grosstarock", "--log-dir", str(tmp_path)
-    )
+def test_a_bot_that_cannot_start_fails_every_case_at_once(kits: dict[str, Future[Any]]) -> None:
+    status, report = kits["no-bot"].result()
     assert status == 1
     details = set(failed(report).values())
     assert len(failed(report)) == len(CASES["grosstarock"]) and len(details) == 1
     assert "cannot start the bot '/no/such/bot --flag'" in details.pop()
 
 
-def test_the_table_and_the_command_line() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "arena",
-            "conformance",
-            "--bot",
-            EXAMPLE_BOTS["random"],
-            "--variant",
-            "danish",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def test_the_table_and_the_command_line(kits: dict[str, Future[Any]]) -> None:
+    done = kits["table"].result()
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"arena conformance: {EXAMPLE_BOTS['random']}"
@@ -489,9 +511,5 @@ def test_the_table_and_the_command_line() -> None:
     assert len(lines) == 2 + len(CASES["danish"]) + 1
     assert all(line.split()[3] == "pass" for line in lines[2:-1])
     assert lines[-1] == f"{len(CASES['danish'])} cases: {len(CASES['danish'])} passed, 0 failed"
-    for bad in (["--variant", "skat"], ["--per-decision-ms", "0"], ["--bot", " "]):
-        args = ["--bot", "true", *bad] if bad[0] != "--bot" else bad
-        wrong = subprocess.run(
-            [sys.executable, "-m", "arena", "conformance", *args], capture_output=True, text=True
-        )
+    for wrong in kits["usage"].result():
         assert wrong.returncode == 2 and "arena conformance: error:" in wrong.stderr
