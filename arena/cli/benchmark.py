@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     from ..engine import ConfigError, find_variant
     from ..ladder.config import bot_from_text
-    from ..ladder.frozen import PackError, run
+    from ..ladder.frozen import PackError, published_line, run
     from ..ladder.player import ClusterError
     from ..logs import configure
     from ..progress import route_logs
@@ -67,5 +67,12 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot run the benchmark: {exc}") from None
-    print(json.dumps(result.to_dict(), ensure_ascii=False) if args.json else result.summary())
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        return 0
+    print(result.summary())
+    try:
+        print(published_line(variant.name, args.deal_sets))
+    except PackError as exc:
+        raise CliError(str(exc)) from None
     return 0

@@ -40,6 +40,10 @@ from .store import MatchRecord
 PACK_VERSION = 1
 PACK_FILE = Path(__file__).with_name(f"frozen-pack-v{PACK_VERSION}.json")
 PACK_FORMAT = "arena-frozen-pack"
+# The reference bots' own results on the pack, as published (docs/LADDER.md): what a new bot's number
+# is compared with, and what any machine must reproduce (tests/ladder/test_frozen.py).
+REFERENCES_FILE = Path(__file__).with_name(f"frozen-references-v{PACK_VERSION}.json")
+REFERENCES_FORMAT = "arena-frozen-references"
 SEARCH_ITERATIONS = 5  # the reference search bot's sampled deals per decision
 SEARCH_SEED = "frozen-v1"
 # A clock no bot that answers at all runs out of on any machine, so nothing depends on the time.
@@ -121,6 +125,34 @@ def load_pack(variant: Variant, path: Path = PACK_FILE) -> Pack:
             "the engine's shuffle changed, and scores are not comparable with the published ones"
         )
     return pack
+
+
+def published(variant: str, path: Path = REFERENCES_FILE) -> dict[str, dict[str, Any]]:
+    """The reference bots' published results on the pack's `variant`, by reference name (each as
+    `BenchmarkResult.to_dict` printed it); empty when none were published."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PackError(f"cannot read the published reference scores {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != REFERENCES_FORMAT:
+        raise PackError(f"{path}: not the published reference scores of a benchmark pack")
+    found = data.get("variants", {}).get(variant, {})
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def published_line(variant: str, deal_sets: int | None = None, path: Path = REFERENCES_FILE) -> str:
+    """One line naming the published reference scores, to read a bot's number against: over the
+    same first `deal_sets` of the pack as the bot's run (all of them by default)."""
+    scores = published(variant, path)
+    if not scores:
+        return f"no reference scores are published for {variant} on pack v{PACK_VERSION}"
+    shown = []
+    for name, entry in sorted(scores.items()):
+        ci = mean_ci([float(x) for x in entry["per_deal_set"][:deal_sets]])
+        half = "" if math.isinf(ci.half_width) else f" ± {ci.half_width:.1f}"
+        shown.append(f"{name} {ci.mean:+.1f}{half}")
+    sets = "" if deal_sets is None else f", first {deal_sets} deal sets"
+    return f"the references' own published scores (pack v{PACK_VERSION}, {variant}{sets}): {', '.join(shown)}"
 
 
 @dataclass

@@ -17,7 +17,16 @@ import pytest
 
 from arena.engine import deck_for, find_variant
 from arena.ladder.config import bot_from_text
-from arena.ladder.frozen import PACK_FILE, PackError, decks_digest, load_pack, pack_seeds, run
+from arena.ladder.frozen import (
+    PACK_FILE,
+    PackError,
+    decks_digest,
+    load_pack,
+    pack_seeds,
+    published,
+    published_line,
+    run,
+)
 
 GROSSTAROCK = find_variant("grosstarock")
 
@@ -40,6 +49,23 @@ def test_two_runs_give_the_same_number() -> None:
     assert set(first["opponents"]) == {"heuristic", "search"}
     # Zero-sum points at every table: the bot's and the references' points add up to nothing.
     assert first["points_per_deal"] + sum(first["opponents"].values()) == pytest.approx(0, abs=1e-3)
+    # The same number on any machine, any day: the published random reference's first deal set,
+    # played wherever and whenever this test runs.
+    assert first["per_deal_set"] == published("grosstarock")["random"]["per_deal_set"][:1]
+
+
+def test_every_variant_of_the_pack_has_its_references_published() -> None:
+    pack = json.loads(PACK_FILE.read_text(encoding="utf-8"))
+    for variant in pack["variants"]:
+        scores = published(variant)
+        assert set(scores) == {"heuristic", "search", "random"}, variant
+        for name, entry in scores.items():
+            assert len(entry["per_deal_set"]) == 12 and entry["faults"] == 0, (variant, name)
+            mean = sum(entry["per_deal_set"]) / 12
+            assert entry["points_per_deal"] == pytest.approx(mean, abs=1e-3), (variant, name)
+    line = published_line("grosstarock", deal_sets=1)
+    random_first = published("grosstarock")["random"]["per_deal_set"][0]
+    assert f"random {random_first:+.1f}" in line and "first 1 deal sets" in line
 
 
 def test_the_pack_is_what_its_seeds_deal(tmp_path: Path) -> None:
