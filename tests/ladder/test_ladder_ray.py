@@ -2,7 +2,8 @@
 cluster on this machine (`ray.cluster_utils.Cluster`, bound to the loopback), shared by the tests
 of this module: a ladder runs to the end, a worker killed mid-run loses and duplicates nothing,
 a driver killed by SIGKILL and started again completes the ladder, and deterministic bots give
-the same results match by match locally, with persistent processes and on Ray."""
+the same results match by match locally, with persistent processes, in the referee's process
+and on Ray."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import BOTS, arena
 
+from arena.ladder.cluster import LOCAL_STARTS
 from arena.ladder.store import MatchRecord, Store, StoreError
 
 ray_cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the [ray] extra is not installed")
@@ -44,6 +47,19 @@ EXAMPLE_BOTS = "".join(
 )
 
 
+# The same bots in the referee's process (docs/LADDER.md, "In-process bots"): random-2 through a
+# module beside the ladder file, which a worker finds only in its copy of the ladder's directory.
+INPROCESS_BOTS = "".join(
+    f'[[bots]]\nname = "{name}"\ncommand = "inprocess:{spec}"\n'
+    for name, spec in (("heuristic", "heuristic"), ("random", "random"), ("random-2", "beside_bot:Random"))
+)
+BESIDE_BOT = (
+    "from arena_bot.random_bot import RandomBot\n\n\n"
+    "class Random(RandomBot):\n"
+    '    name = "random"  # its Hello, as the random bot\'s process says\n'
+)
+
+
 def ladder_file(
     directory: Path,
     deal_sets: int,
@@ -54,6 +70,8 @@ def ladder_file(
     bots: str = RANDOM_BOTS,
 ) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
+    if bots is INPROCESS_BOTS:
+        (directory / "beside_bot.py").write_text(BESIDE_BOT)
     path = directory / "ladder.toml"
     path.write_text(
         f'variant = "grosstarock"\nseed = 7\ndeal_sets = {deal_sets}\ndeals = 2\n'
@@ -100,17 +118,31 @@ def wait_for(condition: object, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def start_cluster() -> Any:
+    """A head node and a worker node, one CPU each, every Ray process on 127.0.0.1; started again
+    when a node's start timed out, as `arena ladder run --ray` starts a local Ray (a busy machine:
+    `cluster.LOCAL_STARTS`)."""
+    loopback = {"node_ip_address": "127.0.0.1", "num_cpus": 1}
+    for attempt in range(1, LOCAL_STARTS + 1):
+        cluster = ray_cluster_utils.Cluster()
+        try:
+            cluster.add_node(**loopback, include_dashboard=False)  # the first node is the head
+            cluster.add_node(**loopback)
+            cluster.wait_for_nodes()
+            return cluster
+        except Exception as exc:
+            cluster.shutdown()
+            if attempt == LOCAL_STARTS or "timed out" not in str(exc).lower():
+                raise
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    """A head node and a worker node, one CPU each, every Ray process on 127.0.0.1."""
+    """The module's Ray cluster (`start_cluster`)."""
     saved = os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
     os.environ.update(LOOPBACK)
-    loopback = {"node_ip_address": "127.0.0.1", "num_cpus": 1}
-    cluster = ray_cluster_utils.Cluster(
-        initialize_head=True, head_node_args={**loopback, "include_dashboard": False}
-    )
-    cluster.add_node(**loopback)
-    cluster.wait_for_nodes()
+    cluster = start_cluster()
     try:
         yield cluster.address
     finally:
@@ -159,23 +191,27 @@ def run_killed_and_resumed(path: Path) -> None:
     assert again.returncode == 0, again.stderr[-2000:]
 
 
-def test_the_same_results_and_standings_locally_persistent_on_ray_and_resumed(
+def test_the_same_results_and_standings_locally_persistent_in_process_on_ray_and_resumed(
     tmp_path: Path, cluster: str
 ) -> None:
-    """The example ladder's bots (seeded) in every way a ladder runs: the same results match by
-    match, and byte-identical standings JSON, ratings included (docs/LADDER.md, "Standings");
-    how the bots ran is run information, in the standings' text, not in the JSON."""
+    """The example ladder's bots (seeded) in every way a ladder runs, their processes over gRPC
+    or in the referee's process: the same results match by match, and byte-identical standings
+    JSON, ratings included (docs/LADDER.md, "Standings"); how the bots ran is run information,
+    in the standings' text, not in the JSON."""
     runs, tables = {}, {}
-    for name, processes, referees, ray in (
-        ("local", "per-match", 1, []),
-        ("persistent", "persistent", 1, []),
-        ("referees", "per-match", 2, []),  # two referee processes on this machine
-        ("referees-persistent", "persistent", 2, []),
-        ("ray", "per-match", 1, ["--ray", cluster]),
-        ("ray-persistent", "persistent", 1, ["--ray", cluster]),
-        ("killed", "per-match", 1, None),  # SIGKILLed after two matches, then run again
+    for name, processes, referees, ray, bots in (
+        ("local", "per-match", 1, [], EXAMPLE_BOTS),
+        ("persistent", "persistent", 1, [], EXAMPLE_BOTS),
+        ("referees", "per-match", 2, [], EXAMPLE_BOTS),  # two referee processes on this machine
+        ("referees-persistent", "persistent", 2, [], EXAMPLE_BOTS),
+        ("ray", "per-match", 1, ["--ray", cluster], EXAMPLE_BOTS),
+        ("ray-persistent", "persistent", 1, ["--ray", cluster], EXAMPLE_BOTS),
+        ("killed", "per-match", 1, None, EXAMPLE_BOTS),  # SIGKILLed after two matches, then run again
+        ("in-process", "in-process", 1, [], INPROCESS_BOTS),
+        ("in-process-ray", "in-process", 1, ["--ray", cluster], INPROCESS_BOTS),
     ):
-        path = ladder_file(tmp_path / name, 1, processes=processes, referees=referees, bots=EXAMPLE_BOTS)
+        mode = "per-match" if processes == "in-process" else processes  # the file's default mode
+        path = ladder_file(tmp_path / name, 1, processes=mode, referees=referees, bots=bots)
         database = path.with_suffix(".sqlite")
         if ray is None:
             run_killed_and_resumed(path)
@@ -193,20 +229,22 @@ def test_the_same_results_and_standings_locally_persistent_on_ray_and_resumed(
                 "JOIN processes p ON p.match_seq = m.seq"
             ).fetchall()
         assert modes == {processes}
-        if ray:
-            assert len(nodes) == 2, nodes  # both nodes of the cluster played
-            assert all(n.startswith("127.0.0.1/") for n in nodes), nodes
-            # Each worker plays its `concurrency` (2) matches at once, not one after the other:
-            # its first two are sent together, so on every node two matches overlap in time.
-            assert all(overlapping([(s, f) for n, s, f in spans if n == node]) for node in nodes), spans
-        else:
-            assert nodes == {"local"}
         # Every replay is in the driver's replay directory, wherever its match was played.
         assert all((path.parent / "ladder-replays" / r).is_file() for r in replays)
+        if not ray:
+            assert nodes == {"local"}
+            continue
+        assert len(nodes) == 2, nodes  # both nodes of the cluster played
+        assert all(n.startswith("127.0.0.1/") for n in nodes), nodes
+        if bots is EXAMPLE_BOTS:
+            # Each worker plays its `concurrency` (2) matches at once, not one after the other:
+            # its first two are sent together, so on every node two matches overlap in time.
+            # (An in-process match can be over before its sibling's call reaches the worker.)
+            assert all(overlapping([(s, f) for n, s, f in spans if n == node]) for node in nodes), spans
     assert len(runs["local"]) == 6
     for name in runs:
         assert runs[name] == runs["local"], name
-    # Byte for byte across all seven, per-match and persistent alike.
+    # Byte for byte across all nine, per-match, persistent and in-process alike.
     for name in tables:
         assert tables[name] == tables["local"], name
     assert json.loads(tables["local"])["bots"][0]["mu"] != 25.0  # rated, not the default
@@ -405,3 +443,54 @@ def test_a_worker_that_fails_to_start_is_reported_by_its_own_error() -> None:
     last = "dataclasses.FrozenInstanceError: cannot assign to field 'name'"
     assert cause_line(RuntimeError(remote)) == last
     assert cause_line(RuntimeError("no traceback here\nsecond line")) == "no traceback here"
+
+
+class StubRay:
+    """`ray.init` failing with the given errors first (then starting), and `shutdown` counted."""
+
+    def __init__(self, *errors: Exception) -> None:
+        self.errors = list(errors)
+        self.inits = 0
+        self.shutdowns = 0
+
+    def init(self, **options: object) -> None:
+        self.inits += 1
+        assert options["_node_ip_address"] == "127.0.0.1"
+        if self.errors:
+            raise self.errors.pop(0)
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_a_local_ray_whose_start_timed_out_is_started_again_and_other_errors_are_not() -> None:
+    from arena.ladder.cluster import start_local
+
+    timed_out = Exception("The current node timed out during startup. This could happen because …")
+    ray = StubRay(timed_out, timed_out)
+    start_local(ray, 2, {})
+    assert (ray.inits, ray.shutdowns) == (3, 2)
+    ray = StubRay(*[timed_out] * LOCAL_STARTS)
+    with pytest.raises(Exception, match="timed out during startup"):
+        start_local(ray, 2, {})
+    assert ray.inits == LOCAL_STARTS
+    ray = StubRay(ValueError("working_dir is too large"))
+    with pytest.raises(ValueError, match="too large"):
+        start_local(ray, 2, {})
+    assert (ray.inits, ray.shutdowns) == (1, 0)
+
+
+def test_a_local_ray_takes_the_loopback_even_when_ray_was_imported_first() -> None:
+    # The command line imports Ray (is it installed?) before it sets Ray's environment: Ray
+    # reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when first imported, and without it on Linux takes
+    # the machine's network address for the node and its control store.
+    code = (
+        "import ray\n"
+        "from arena.ladder.cluster import import_ray\n"
+        "import_ray(local=True)\n"
+        "print(ray.util.get_node_ip_address())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "127.0.0.1"
