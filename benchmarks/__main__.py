@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="R",
         help="play the ways of running the example ladder R times, alternating their order; medians",
     )
+    bench.add_argument(
+        "--inprocess-ray",
+        action="store_true",
+        help="only the example ladder in-process on a local Ray (2 workers) against 2 referee processes",
+    )
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(run=_cmd_bench_ladder, parser=bench)
 
@@ -464,6 +469,11 @@ def _cmd_bench_ladder(args: argparse.Namespace) -> int:
     from .ladder import bench_ladder
 
     configure(logging.WARNING)  # the numbers are the output
+    if args.inprocess_ray:
+        from .ladder import bench_inprocess_ray
+
+        report(bench_inprocess_ray(args.concurrency, args.deal_sets, args.deals, args.rounds), args.json)
+        return 0
     measured = bench_ladder(
         args.concurrency, args.deal_sets, args.deals, args.long_deals, args.seconds, args.rounds
     )

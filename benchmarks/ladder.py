@@ -24,6 +24,7 @@ every match, results written to a scratch database as each match ends):
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 import resource
 import sqlite3
@@ -174,11 +175,8 @@ def recorded_rate(database: Path, slots: int) -> tuple[float, float]:
 
 
 def ray_installed() -> bool:
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    # Not imported here: a local Ray's environment is set before Ray is first imported.
+    return importlib.util.find_spec("ray") is not None
 
 
 MODES = ("per_match", "persistent", "referees_2", "ray_1_worker", "ray_2_workers")
@@ -354,3 +352,58 @@ def bench_ladder(
             {key: rounded(value) if key in MODES else value for key, value in r.items()} for r in per_round
         ],
     )
+
+
+# The example bots as in-process specs (docs/LADDER.md, "In-process bots").
+INPROCESS = {"arena_bot.heuristic_bot": "inprocess:heuristic", "arena_bot.random_bot": "inprocess:random"}
+INPROCESS_WAYS = ("inprocess_referees_2", "inprocess_ray_2_workers")
+
+
+def play_inprocess(base: Path, way: str, concurrency: int, deal_sets: int, deals: int) -> tuple[float, float]:
+    """The example ladder with in-process bots, K matches in flight: on two local referee
+    processes, or on a local Ray's two workers playing K/2 each; (deals per second after the
+    first wave, `recorded_rate`, so not counting Ray's start, and decisions per deal)."""
+    config = bench_config(base / way, EXAMPLES, concurrency, deal_sets, deals)
+    bots = tuple(
+        BotSpec(b.name, INPROCESS[b.argv[-1]], inprocess=INPROCESS[b.argv[-1]], cwd=b.cwd)
+        for b in config.bots
+    )
+    config = dataclasses.replace(config, bots=bots, referees=2)
+    ray: RayOptions | None = None
+    if way == "inprocess_ray_2_workers":
+        config = dataclasses.replace(config, concurrency=math.ceil(concurrency / 2))
+        ray = RayOptions(None, 2)
+    trio.run(partial(run_ladder, config, ray=ray))
+    return recorded_rate(config.database, concurrency if ray is None else 2 * config.concurrency)
+
+
+def bench_inprocess_ray(concurrency: int, deal_sets: int, deals: int, rounds: int) -> dict[str, Any]:
+    """`--inprocess-ray`: the example ladder in-process on a local Ray (2 workers) against in-process
+    on two local referee processes, `rounds` times alternating which goes first (ABBA): the
+    medians of the deals per second, and of the rounds' ratios Ray / local with their range."""
+    if not ray_installed():
+        raise SystemExit("--inprocess-ray needs Ray, an optional extra: pip install -e '.[ray]'")
+    per_round: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="arena-bench-inprocess-ray-") as tmp:
+        for number in range(rounds):
+            one: dict[str, float] = {}
+            for way in INPROCESS_WAYS if number % 2 == 0 else reversed(INPROCESS_WAYS):
+                one[way], one["decisions_per_deal"] = play_inprocess(
+                    Path(tmp) / str(number), way, concurrency, deal_sets, deals
+                )
+            per_round.append({key: round(value, 1) for key, value in one.items()})
+    found = [ratio(r["inprocess_ray_2_workers"], r["inprocess_referees_2"]) for r in per_round]
+    return {
+        "concurrency": concurrency,
+        "matches": deal_sets * 6,
+        "deals_per_match": deals,
+        "rounds": rounds,
+        **{
+            f"{way}_deals_per_s": round(statistics.median(r[way] for r in per_round), 1)
+            for way in INPROCESS_WAYS
+        },
+        "ray_to_local": round(statistics.median(found), 3),
+        "ray_to_local_range": [min(found), max(found)],
+        "decisions_per_deal": per_round[0]["decisions_per_deal"],
+        "per_round": per_round,
+    }
