@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 INBOX_SIZE = 16
 MAX_UNSOLICITED_PER_SECOND = 100  # messages that answer no pending request
 MAX_BOT_MESSAGE_BYTES = 16 * 1024  # an answer is a few dozen bytes
+# An `Action` this small is within MAX_BOT_MESSAGE_BYTES in any `BotMessage` that answers with it
+# (the request id and the nesting add at most 20 bytes).
+_SMALL = MAX_BOT_MESSAGE_BYTES - 64
 
 # The protocol versions this server speaks (`Hello.protocol_version`). A Hello naming another one
 # is refused: a protocol fault of the seat, and the stream ends (`CloseReason.UNSUPPORTED_VERSION`)
@@ -335,6 +338,23 @@ class LinkHost:
             self._push(seat, Reply(request_id, answer.action))
         else:
             self._protocol_fault(seat, CloseReason.INVALID, "an empty or unknown BotMessage")
+
+    def deliver_action(self, seat_index: int, link: Link, request_id: int, action: pb.Action) -> None:
+        """`deliver` of the `BotMessage` answering `request_id` with `action`, for a link that holds
+        the answer as an object (in-process): the common case, the pending request answered by a
+        bot that said Hello with a small action, is judged without building that message; any
+        other goes through `deliver` itself."""
+        seat = self.seat_for(seat_index)
+        if link is not seat.link:
+            return
+        if seat.pending is None or request_id != seat.pending or not seat.hello or action.ByteSize() > _SMALL:
+            message = pb.BotMessage()
+            reply = message.action
+            reply.request_id = request_id
+            reply.action.CopyFrom(action)
+            self.deliver(seat_index, link, message)
+            return
+        self._push(seat, Reply(request_id, action))
 
     def reject(self, seat_index: int, link: Link, detail: str) -> None:
         """The transport could not parse what the bot sent (`detail` says why): a protocol fault."""

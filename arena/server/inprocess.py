@@ -287,11 +287,9 @@ class InProcessLink:
         if action is None:
             return  # every legal action was rejected: the SDK waits (for the deadline)
         session.tried.append(action)
-        message = pb.BotMessage()  # filled in place: nested constructors copy the answer twice
-        reply = message.action
-        reply.request_id = request.request_id
-        reply.action.CopyFrom(action)
-        self.runner.deliver(self.seat, self, message)
+        # Judged as the `BotMessage` carrying it would be, without building that message: the
+        # referee reads the action before the bot runs again, so no copy is needed.
+        self.runner.deliver_action(self.seat, self, request.request_id, action)
 
     def _crash(self, exc: BaseException) -> None:
         """What the bot's process would have done: died with its status, its stream broken."""
