@@ -6,8 +6,10 @@ completion of a log, and the one flusher task that flushes the logs of every mat
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import structlog
 import trio
@@ -30,6 +32,36 @@ def action_line(deal: int, step: int, seat: int, action: Action, think_ms: int, 
         f'{{"type":"action","deal":{deal},"step":{step},"seat":{seat},'
         f'"action":{_action_json(action)},"think_ms":{think_ms}{latency}}}'
     )
+
+
+# As `ReplayWriter.write` encodes a line (arena/replay/log.py).
+_ENCODE_LINE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+# Where a deal line's hand-encoded actions go: no value of a deal's record encodes to it.
+_ACTIONS_MARK = "\x00actions"
+_ACTIONS_JSON = _ENCODE_LINE(_ACTIONS_MARK)
+
+
+def deal_line(
+    deal: int,
+    record: dict[str, Any],
+    history: Sequence[tuple[int, Action]],
+    notes: list[dict[str, Any]],
+    scores: list[int],
+) -> str:
+    """The replay's `deal` line, as `ReplayWriter.write` encodes `{"type": "deal", "deal": deal,
+    "record": record, "scores": scores}` once each entry of the record's actions has its decision's
+    note (`history` holds the same actions): an entry with only its time is encoded by hand, from
+    `_action_json` (a deal has about ninety), any other by the encoder."""
+    entries = []
+    for (seat, action), entry, note in zip(history, record["actions"], notes, strict=True):
+        if len(note) == 1 and "think_ms" in note:
+            entries.append(f'{{"seat":{seat},{_action_json(action)[1:-1]},"think_ms":{note["think_ms"]}}}')
+        else:
+            entries.append(_ENCODE_LINE({**entry, **note}))
+    line = _ENCODE_LINE(
+        {"type": "deal", "deal": deal, "record": {**record, "actions": _ACTIONS_MARK}, "scores": scores}
+    )
+    return line.replace(_ACTIONS_JSON, "[" + ",".join(entries) + "]", 1)
 
 
 def latency_fields(rtt_ms: int | None, allowance_ms: int) -> str:

@@ -54,7 +54,7 @@ from ..replay.log import (
 from ..v1 import arena_pb2 as pb
 from .cpuclock import CpuClock, CpuMeter, cpu_clock_header, late_detail
 from .limits import OutOfRange, check_deal, match_end_line, match_end_message
-from .record import action_line, complete_replay, latency_fields, replay_flusher
+from .record import action_line, complete_replay, deal_line, latency_fields, replay_flusher
 from .seat import (
     ALARM,
     Alarm,
@@ -415,9 +415,8 @@ class MatchRunner(LinkHost):
                     self.broadcast(trick_completed_event(deal, trick.number, trick.winner))
             result = match.finish_deal(state)
             record = deal_record(state, deal)
-            for entry, note in zip(record["actions"], notes, strict=True):
-                entry.update(note)
-            self._write({"type": "deal", "deal": deal, "record": record, "scores": list(match.scores)})
+            assert self._writer is not None  # opened by `run`
+            self._writer.write_json(deal_line(deal, record, state.history, notes, list(match.scores)))
             check_deal(match, result, deal)  # exact in the replay; beyond int64, never sent wrapped
             self.broadcast(
                 pb.Event(
