@@ -102,13 +102,23 @@ def is_counting(code: str) -> bool:
     return is_honour(code) or (suit(code) in SUITS and number(code) >= 11)
 
 
-def points(code: str) -> int:
-    """Value in the P78 count (in threes, minus two): 5 honours and Kings, 4 Q, 3 C, 2 J, 1 blanks."""
+def _points_of(code: str) -> int:
     if is_honour(code):
         return 5
     if suit(code) in SUITS:
         return {14: 5, 13: 4, 12: 3, 11: 2}.get(number(code), 1)
     return 1
+
+
+_POINTS = {code: _points_of(code) for code in ALL_CARDS}
+
+
+def points(code: str) -> int:
+    """Value in the P78 count (in threes, minus two): 5 honours and Kings, 4 Q, 3 C, 2 J, 1 blanks."""
+    try:
+        return _POINTS[code]
+    except KeyError:
+        raise ValueError(f"unknown card code {code!r}") from None
 
 
 def pile_points(cards: Iterable[str]) -> int:

@@ -23,6 +23,8 @@ What it does:
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
 from collections.abc import Sequence
 
 from arena_bot import cards as C
@@ -35,6 +37,44 @@ LEAD_SAFE = 0.8  # lead a top card when it wins with at least this probability
 SECOND_SAFE = 0.75  # second to play: play a top card when the third is this likely to follow
 
 
+def _led(plays: Sequence[tuple[int, str]], designation: str, redesignation: str) -> str:
+    """`C.led_suit` of the cards of `plays`, without making their list (asked for every trick)."""
+    if redesignation:
+        return redesignation
+    if not plays:
+        return ""
+    first = plays[0][1]
+    if first != C.FOOL:
+        return C.suit(first)
+    if designation:
+        return designation
+    return C.suit(plays[1][1]) if len(plays) > 1 else ""
+
+
+# A completed trick is the same in every later request of its deal: what it shows is worked out once.
+@functools.lru_cache(maxsize=4096)
+def _voids_shown(
+    plays: tuple[tuple[int, str], ...], designation: str, redesignation: str
+) -> tuple[tuple[int, str], ...]:
+    """The (seat, suit) voids a trick shows, in order: a player who did not follow the suit led is void
+    in it (and in taroks, if he threw a suit card)."""
+    led = _led(plays, designation, redesignation)
+    if not led:
+        return ()
+    shown: list[tuple[int, str]] = []
+    if redesignation and designation:
+        shown += [(seat, designation) for seat, _ in plays[1:]]  # nobody could follow the designated suit
+    # After a led Fool without designation the second card defines the suit.
+    defining = 1 if plays and plays[0][1] == C.FOOL and not designation else 0
+    for seat, card in plays[defining + 1 :]:
+        if card == C.FOOL or C.suit(card) == led:
+            continue
+        shown.append((seat, led))
+        if led != C.TAROK and not C.is_tarok(card):
+            shown.append((seat, C.TAROK))
+    return tuple(shown)
+
+
 class Table:
     """What the seat knows, distilled from its view: unseen cards, known voids, the trick so far."""
 
@@ -42,6 +82,7 @@ class Table:
         self.view = view
         self.variant = view.variant
         self.options = dict(view.options)
+        self._reversed = C.red_pips_reversed(self.variant, self.options)  # asked for every card ranked
         self.seat = view.seat
         self.t = view.trick_number
         self.hand = list(view.hand)
@@ -53,7 +94,9 @@ class Table:
         self.led = C.led_suit([c for _, c in self.plays], view.trick.designation, view.trick.redesignation)
 
         # Each completed trick read from the message once (every field access builds an object).
-        tricks = [([(p.seat, p.card) for p in t.cards], t.designation, t.redesignation) for t in view.tricks]
+        tricks = [
+            (tuple([(p.seat, p.card) for p in t.cards]), t.designation, t.redesignation) for t in view.tricks
+        ]
         played = {c for plays, _, _ in tricks for _, c in plays} | {c for _, c in self.plays}
         known = played | set(self.hand) | set(view.skat) | set(view.skat_public.shown)
         # Asked again and again, suit by suit: grouped once.
@@ -67,31 +110,27 @@ class Table:
         self.opp_taroks = max(0, len(self.unseen_taroks) - skat_taroks)
 
         self.voids: dict[int, set[str]] = {s: set() for s in order}
-        for plays, designation, redesignation in tricks:
-            self._note_voids(plays, designation, redesignation)
-        self._note_voids(self.plays, view.trick.designation, view.trick.redesignation)
-
-    def _note_voids(self, plays: Sequence[tuple[int, str]], designation: str, redesignation: str) -> None:
-        """A player who did not follow the suit led is void in it (and in taroks, if he threw a suit card)."""
-        led = C.led_suit([c for _, c in plays], designation, redesignation)
-        if not led:
-            return
-        if redesignation and designation:
-            for seat, _ in plays[1:]:  # nobody could follow the designated suit
-                self.voids.setdefault(seat, set()).add(designation)
-        # After a led Fool without designation the second card defines the suit.
-        defining = 1 if plays and plays[0][1] == C.FOOL and not designation else 0
-        for seat, card in plays[defining + 1 :]:
-            if card == C.FOOL or C.suit(card) == led:
-                continue
-            self.voids.setdefault(seat, set()).add(led)
-            if led != C.TAROK and not C.is_tarok(card):
-                self.voids[seat].add(C.TAROK)
+        voids = self.voids
+        for trick in tricks:
+            for seat, void in _voids_shown(*trick):
+                voids.setdefault(seat, set()).add(void)
+        current = (tuple(self.plays), view.trick.designation, view.trick.redesignation)
+        for seat, void in _voids_shown(*current):
+            voids.setdefault(seat, set()).add(void)
 
     # ---------------------------------------------------------------- estimates
 
     def rank(self, card: str) -> int:
-        return C.rank(self.variant, card, self.options)
+        """`C.rank` in this table's variant (its red pips' order looked up once)."""
+        s = C.suit(card)
+        n = C.number(card)
+        if s == C.TAROK:
+            return 100 + n
+        if s == "":
+            return 0
+        if self._reversed and n <= 10 and s in ("H", "D"):
+            return 11 - n
+        return n
 
     def unseen_in(self, suit: str) -> list[str]:
         """The unseen cards of `suit`, in canonical order (do not change the list)."""
@@ -179,13 +218,13 @@ def _lowest_tarok(actions: Sequence[arena_pb2.Action], keep_pagat: bool = True) 
 
 
 def _discard(view: arena_pb2.View, legal: Sequence[arena_pb2.Action]) -> arena_pb2.Action:
-    hand = list(view.hand)
     variant, options = view.variant, dict(view.options)
+    lengths = Counter(C.suit(c) for c in view.hand)  # each suit's cards in the hand
 
     def key(action: arena_pb2.Action) -> tuple[int, int, int, int, int]:
         card = action.card
         tarok_class = C.is_tarok(card) or C.is_fool(card)
-        suit_length = sum(1 for c in hand if C.suit(c) == C.suit(card)) if not tarok_class else 99
+        suit_length = lengths[C.suit(card)] if not tarok_class else 99
         return (
             int(C.is_king(card)),
             int(tarok_class),
@@ -253,10 +292,12 @@ def _lead(
             return max(kings, key=lambda a: table.p_lead_wins(a.card))
 
     # Otherwise a cheap card, preferably from a short suit without a King of ours.
+    lengths = Counter(C.suit(c) for c in hand)
+
     def key(action: arena_pb2.Action) -> tuple[float, int, int]:
         card = action.card
         s = C.suit(card)
-        length = sum(1 for c in hand if C.suit(c) == s)
+        length = lengths[s]
         guarded = int(s in C.SUITS and (s + "K") in hand)
         return (table.loss_cost(card) + guarded, length, C.index(card))
 
