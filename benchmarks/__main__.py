@@ -268,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--effect", type=float, default=0.3, metavar="E", help="in sd of a deal set's observation"
     )
     bench.add_argument("--min-deal-sets", type=positive_int, default=6, metavar="N")
+    bench.add_argument(
+        "--calibrate", type=positive_int, metavar="RUNS", help="simulate the error rates from DIR"
+    )
     bench.set_defaults(run=_cmd_bench_decide, parser=bench)
 
     bench = targets.add_parser(
@@ -315,6 +318,11 @@ def _cmd_bench_decide(args: argparse.Namespace) -> int:
     from .decide import run
 
     decide = Decide(None, args.confidence, args.effect, args.min_deal_sets)
+    if args.calibrate:
+        from .sprt_calibration import calibrate
+
+        print(json.dumps(calibrate(args.dir, args.calibrate, decide.test()), indent=1))
+        return 0
     print(json.dumps(run(args.dir, args.deal_sets, args.seed, args.iterations, decide), indent=1))
     return 0
 

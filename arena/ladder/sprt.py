@@ -1,13 +1,24 @@
 """The sequential test of a pair: is either of two bots stronger than the other by the effect?
 
 Observations are score differences x (A's points − B's, one per deal set: `decide.py` for a
-ladder's pairs, `ab.py` for `ladder ab`), taken as normal with mean μ and standard deviation σ,
-σ estimated from the observations so far (the usual approximation for an unknown σ). `PairTest`
-runs two one-sided SPRTs: μ = 0 against μ = +δ and against μ = −δ, δ = effect · σ, so the effect
-is stated in standard deviations and the test needs no knowledge of a variant's point scale.
+ladder's pairs, `ab.py` for `ladder ab`), taken as normal with mean μ and an unknown standard
+deviation σ. The hypotheses are on θ = μ / σ, the difference in standard deviations, so the
+effect needs no knowledge of a variant's point scale.
 
-An earlier test weighed μ = +δ against μ = −δ alone; with no difference it still declared one
-bot stronger sooner or later, in most runs (docs/LADDER.md, "Ladders that stop when they know").
+σ is not estimated and plugged in: an earlier version did, and an early underestimate (the first
+few deal sets happening to agree) counted as evidence, so equal bots were declared different in
+6 to 7% of runs left to run until a verdict, against a nominal 5%. The likelihood ratio here is
+that of the *scale-invariant* part of the data (the observations up to a common positive factor,
+which carries everything about θ and nothing about σ): Wald's sequential t-test. It depends on
+the data only through n and z = Σx / √Σx², and, being an exact likelihood ratio, under θ = 0 it
+is a martingale of mean one, so by Ville's inequality it ever reaches 1/a with probability at
+most a, however long the test runs and from the first observation on:
+
+    LR_θ = e^(−nθ²/2) · I_n(θz) / I_n(0),   I_n(s) = ∫₀^∞ v^(n−1) e^(−v²/2 + s·v) dv.
+
+"Stronger by the effect" is the composite "θ ≥ effect": the statistic of each side is a mixture
+of LR_θ over θ = effect · 2^k (k = 0 … 4; half the weight at the effect itself), still a
+martingale under θ = 0, which grows fast when the true difference is many times the effect.
 """
 
 from __future__ import annotations
@@ -16,26 +27,72 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+# The alternatives θ = effect · 2^k of each side, and their weights (half on the effect itself:
+# the smallest difference that matters is the one a test must not be slow to find).
+SCALES = (1.0, 2.0, 4.0, 8.0, 16.0)
+WEIGHTS = (0.5, 0.125, 0.125, 0.125, 0.125)
+
+
+def log_moment(n: int, s: float) -> float:
+    """log I_n(s) = log ∫₀^∞ v^(n−1) exp(−v²/2 + s·v) dv, for n ≥ 1.
+
+    Integrated as ∫ exp(n·u − e^(2u)/2 + s·e^u) du (v = e^u): smooth and unimodal on the whole
+    line, so the trapezoid rule on a grid around its peak converges geometrically."""
+    peak_v = (s + math.sqrt(s * s + 4 * n)) / 2  # where n − v² + s·v = 0
+    peak_u = math.log(peak_v)
+    width = 1 / math.sqrt(peak_v * peak_v + n)  # the peak's standard deviation in u
+    low = peak_u - max(8 * width, 20 / n)  # the left tail falls as e^(n·u) only
+    high = peak_u + 8 * width
+    steps = int((high - low) / (width / 2)) + 1
+    step = (high - low) / steps
+    top = n * peak_u - peak_v * peak_v / 2 + s * peak_v
+    total = 0.0
+    for i in range(steps + 1):
+        u = low + i * step
+        v = math.exp(u)
+        total += math.exp(n * u - v * v / 2 + s * v - top)
+    return top + math.log(total * step)
+
+
+def log_moment_at_zero(n: int) -> float:
+    """log I_n(0) = log(2^(n/2 − 1) Γ(n/2))."""
+    return (n / 2 - 1) * math.log(2) + math.lgamma(n / 2)
+
+
+def t_llr(n: int, total: float, squares: float, theta: float) -> float:
+    """The log-likelihood ratio of θ against 0 of the scale-invariant part of n observations
+    with sum `total` and sum of squares `squares` (Wald's sequential t-test)."""
+    z = total / math.sqrt(squares) if squares > 0 else 0.0  # all zero: no direction at all
+    return -n * theta * theta / 2 + log_moment(n, theta * z) - log_moment_at_zero(n)
+
+
+def mixture_llr(n: int, total: float, squares: float, effect: float) -> float:
+    """The log of the weighted mixture of LR_θ over θ = effect · SCALES."""
+    logs = [t_llr(n, total, squares, effect * k) for k in SCALES]
+    top = max(logs)
+    return top + math.log(sum(w * math.exp(x - top) for w, x in zip(WEIGHTS, logs, strict=True)))
+
 
 @dataclass(frozen=True)
 class PairTest:
-    """Two one-sided SPRTs on a pair's observations: "no difference" (μ = 0) against "A is
-    stronger by the effect" (μ = +δ), and against "B is" (μ = −δ), δ = effect · σ. For normal
-    observations each side's log-likelihood ratio is
+    """Two one-sided sequential tests on a pair's observations: "no difference" (θ = 0) against
+    "A is stronger by the effect or more" (θ ≥ effect), and against "B is" (θ ≤ −effect).
 
-        LLR± = ± effect · Σx / σ − n · effect² / 2,
-
-    σ estimated from the observations so far. A side decides its alternative at
-    LLR ≥ ln((1 − β) / (α/2)) and rejects it at LLR ≤ ln(β / (1 − α/2)). The verdict is "A" or
-    "B" (that side's alternative decided), "equal" (both alternatives rejected: the two are
-    closer than the effect), or None. α is the probability of declaring either stronger when
-    they are equal (α/2 each way), β that of missing a difference of the effect.
+    Each side's LLR is `mixture_llr` (module docstring). A side decides its alternative at
+    LLR ≥ ln((1 − β) / (α/2)): with equal bots it ever gets there with probability at most
+    α/2 / (1 − β), whatever the budget. It rejects its alternative at
+    LLR ≤ ln(w · β / (1 − α/2)), w = the weight at the effect: the mixture is at least w times
+    the LR at the effect, whose inverse is a martingale when the difference is the effect, so a
+    difference of the effect is missed with probability at most β / (1 − α/2). The verdict is
+    "A" or "B" (that side's alternative decided), "equal" (both rejected: the two are closer
+    than the effect), or None. No verdict on fewer than `min_n` observations (the guarantees do
+    not need it; it is the least evidence a user will accept).
     """
 
     alpha: float = 0.05
     beta: float = 0.05
     effect: float = 0.3
-    min_n: int = 6  # no decision on fewer observations: σ is too uncertain below that
+    min_n: int = 6
 
     def __post_init__(self) -> None:
         if not (0 < self.alpha < 0.5 and 0 < self.beta < 0.5):
@@ -43,7 +100,7 @@ class PairTest:
         if self.effect <= 0:
             raise ValueError("the effect is positive")
         if self.min_n < 2:
-            raise ValueError("the test needs at least two observations to estimate σ")
+            raise ValueError("the test needs at least two observations")
 
     @property
     def upper(self) -> float:
@@ -51,22 +108,20 @@ class PairTest:
 
     @property
     def lower(self) -> float:
-        return math.log(self.beta / (1 - self.alpha / 2))
+        return math.log(WEIGHTS[0] * self.beta / (1 - self.alpha / 2))
 
     def llrs(self, xs: Sequence[float]) -> tuple[float, float]:
         """(LLR of "A stronger" against "equal", LLR of "B stronger" against "equal")."""
-        n = len(xs)
+        return self.sums_llrs(len(xs), math.fsum(xs), math.fsum(x * x for x in xs))
+
+    def sums_llrs(self, n: int, total: float, squares: float) -> tuple[float, float]:
+        """`llrs` of n observations with sum `total` and sum of squares `squares`: all it reads."""
         if n < 2:
             return 0.0, 0.0
-        mean = sum(xs) / n
-        sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
-        drift = n * self.effect**2 / 2
-        if sd == 0:  # identical observations: certainty of a difference, or of none
-            if not mean:
-                return -drift, -drift
-            return (math.inf, -math.inf) if mean > 0 else (-math.inf, math.inf)
-        signal = self.effect * sum(xs) / sd
-        return signal - drift, -signal - drift
+        return (
+            mixture_llr(n, total, squares, self.effect),
+            mixture_llr(n, -total, squares, self.effect),
+        )
 
     def decide(self, xs: Sequence[float]) -> str | None:
         """ "A", "B", "equal", or None while the evidence lies between the bounds."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -183,29 +182,3 @@ def test_an_adaptive_ladder_of_the_example_bots_resumed_stops_before_its_budget(
     assert pair["deal_sets"] == sets == table["matches_done"] // 6
     lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
     assert any(line["event"] == "ladder decided" for line in lines)
-
-
-def test_equal_bots_are_separated_no_more_often_than_alpha() -> None:
-    # A/A: 400 adaptive pairs of equal strength (normal deal-set observations, no difference),
-    # each tested after every deal set up to 40: separated at most as often as α = 0.05 allows
-    # (its binomial 99% bound over 400 runs is about 0.079).
-    rng = random.Random(34)
-    test = Decide(min_deal_sets=6).test()
-    separated = 0
-    for _ in range(400):
-        xs: list[float] = []
-        for _ in range(40):
-            xs.append(rng.gauss(0, 1))
-            said = test.decide(xs)
-            if said is not None:
-                separated += said in ("A", "B")
-                break
-    assert separated / 400 <= 0.079
-    # and a difference of the effect is found, in the right direction, most of the time
-    found = 0
-    for _ in range(200):
-        xs = []
-        while (said := test.decide(xs)) is None:
-            xs.append(rng.gauss(0.3, 1))
-        found += said == "A"
-    assert found / 200 >= 0.85

@@ -25,7 +25,7 @@ from arena.engine import deck_for
 from arena.ladder.config import LadderFileError, load_ladder
 from arena.ladder.run import leader_note
 from arena.ladder.schedule import build_schedule
-from arena.ladder.sprt import PairTest
+from arena.ladder.sprt import SCALES, WEIGHTS, PairTest, t_llr
 from arena.ladder.store import MatchRecord, Store, StoreError
 from arena.logs import configure
 from arena.progress import Bar, route_logs
@@ -287,19 +287,85 @@ def test_ratings_follow_the_points_and_a_forfeit_ranks_last() -> None:
 def test_pair_test_bounds_and_decisions() -> None:
     test = PairTest(alpha=0.05, beta=0.05, effect=0.3, min_n=6)
     assert test.upper == pytest.approx(math.log(0.95 / 0.025))
-    assert test.lower == pytest.approx(math.log(0.05 / 0.975))
+    assert test.lower == pytest.approx(math.log(WEIGHTS[0] * 0.05 / 0.975))
     rng = random.Random(1)
     stronger = [rng.gauss(0.8, 1.0) for _ in range(40)]
     assert test.decide(stronger[:5]) is None  # too few observations, however clear
     assert test.decide(stronger) == "A"
     assert test.decide([-x for x in stronger]) == "B"
+    # Only the direction of the observations counts: a change of the points' scale changes nothing.
+    assert test.llrs([100 * x for x in stronger]) == pytest.approx(test.llrs(stronger), rel=1e-9)
     # Centred on no difference with many observations: both alternatives rejected.
     equal = [x - sum(stronger) / 40 for x in stronger] * 4
     assert test.decide(equal) == "equal"
+    # Every deal set alike: a difference far beyond the effect, found on few, but not infinite.
+    a, b = test.llrs([20.0] * 6)
+    assert test.upper < a < 20 and b < 0
+    # No difference at all in any deal set: evidence against either being stronger, growing.
+    assert test.llrs([0.0] * 10)[0] < test.llrs([0.0] * 5)[0] < 0
     with pytest.raises(ValueError):
         PairTest(alpha=0.6)
     with pytest.raises(ValueError):
         PairTest(min_n=1)
+
+
+def _closed_form_llr(xs: list[float], theta: float) -> float:
+    """The invariant LLR of two or three observations, from I_1(s) = √(2π) e^(s²/2) Φ(s),
+    I_2 = 1 + s·I_1, I_3 = s·I_2 + I_1 and I_2(0) = 1, I_3(0) = √(π/2)."""
+    s = theta * sum(xs) / math.sqrt(sum(x * x for x in xs))
+    i1 = math.sqrt(2 * math.pi) * math.exp(s * s / 2) * (1 + math.erf(s / math.sqrt(2))) / 2
+    i2 = 1 + s * i1
+    ratio = i2 if len(xs) == 2 else (s * i2 + i1) / math.sqrt(math.pi / 2)
+    return -len(xs) * theta * theta / 2 + math.log(ratio)
+
+
+@pytest.mark.parametrize(("xs", "theta"), [([1.0, 1.0], 0.3), ([1.0, -2.0], 0.6), ([3.0, 1.0, 2.0], 1.2)])
+def test_the_t_test_llr_on_tiny_inputs_is_exact(xs: list[float], theta: float) -> None:
+    total, squares = sum(xs), sum(x * x for x in xs)
+    assert t_llr(len(xs), total, squares, theta) == pytest.approx(_closed_form_llr(xs, theta), abs=1e-6)
+    # The pair test's LLR of each side is the mixture over θ = effect · SCALES.
+    mixed = sum(w * math.exp(_closed_form_llr(xs, 0.3 * k)) for w, k in zip(WEIGHTS, SCALES, strict=True))
+    assert PairTest(effect=0.3).llrs(xs)[0] == pytest.approx(math.log(mixed), abs=1e-6)
+    assert PairTest(effect=0.3).llrs(xs)[1] == PairTest(effect=0.3).llrs([-x for x in xs])[0]
+
+
+def test_with_no_difference_the_likelihood_ratio_averages_one() -> None:
+    # What makes the error bound hold at any budget: with no difference the likelihood ratio's
+    # mean is one. For two observations their direction is uniform on the circle; averaged over
+    # it, exp(t_llr) is 1, where a σ estimated and plugged in gives an unbounded mean (σ̂ → 0).
+    for theta in (0.3, 1.2):
+        angles = [2 * math.pi * (i + 0.5) / 600 for i in range(600)]
+        mean = sum(math.exp(t_llr(2, math.cos(a) + math.sin(a), 1.0, theta)) for a in angles) / 600
+        assert mean == pytest.approx(1.0, abs=1e-6)
+
+
+def _run(test: PairTest, rng: random.Random, mean: float, cap: int) -> tuple[str | None, int]:
+    n, total, squares = 0, 0.0, 0.0
+    while n < cap:
+        x = rng.gauss(mean, 1.0)
+        n, total, squares = n + 1, total + x, squares + x * x
+        if n >= test.min_n:
+            a, b = test.sums_llrs(n, total, squares)
+            if a >= test.upper or b >= test.upper:
+                return ("A" if a >= test.upper else "B"), n
+            if a <= test.lower and b <= test.lower:
+                return "equal", n
+    return None, n
+
+
+def test_equal_bots_are_mostly_not_separated_and_a_real_difference_stops_early() -> None:
+    # A/A: 120 pairs of equal bots (normal deal-set observations), tested after every deal set up
+    # to 30: either is declared stronger in at most α = 0.05 of them, give or take the binomial
+    # 99% bound over 120 runs (12). `python -m benchmarks decide --calibrate` measures the rate
+    # without a budget, over thousands of runs.
+    test = PairTest()
+    rng = random.Random(34)
+    said = [_run(test, rng, 0.0, 30)[0] for _ in range(120)]
+    assert sum(v in ("A", "B") for v in said) <= 12
+    # One sd of a difference: found, in A's favour, every time, well before 40 deal sets.
+    found = [_run(test, rng, 1.0, 40) for _ in range(40)]
+    assert all(v == "A" for v, _ in found), found
+    assert sum(n for _, n in found) / 40 < 20
 
 
 def test_standings_json_of_an_empty_ladder(tmp_path: Path) -> None:
