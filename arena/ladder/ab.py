@@ -6,8 +6,8 @@ one with B, on the same decks, with the opponents in the same seats and started 
 seeds. A deck's difference is A's points minus B's on it, averaged over the seat arrangements
 (a duplicate board score); the observation is one per deal set, the mean of its decks'
 differences, as for a ladder's pairs (`decide.py`): deal sets are independent of each other.
-After each deal set, taken in order, `sprt.PairTest` (is either stronger by the effect, or are
-the two closer than it?) decides or asks for more; the test stops at a verdict or after
+After each deal set, taken in order, `sprt.PairTest` (is either stronger by the effect or more,
+or are the two closer than it?) decides or asks for more; the test stops at a verdict or after
 `max_deal_sets`.
 """
 
@@ -70,7 +70,7 @@ class ABConfig:
     alpha: float = 0.05  # P(either declared stronger when they are equal), α/2 each way
     beta: float = 0.05  # P(a difference of the effect missed)
     effect: float = 0.3  # in standard deviations of a deal set's observation
-    min_deal_sets: int = 6  # no verdict on fewer observations: σ is unreliable below
+    min_deal_sets: int = 6  # no verdict on fewer observations (the least evidence accepted)
     max_deal_sets: int = 100
     per_decision_ms: int = 5_000
     bank_ms: int = 30_000

@@ -12,14 +12,15 @@ model uses for a game pair, here for the duplicate's N-player arrangements. A ta
 to a deal set only when all its arrangements are recorded (a run stopped half way leaves a
 table partly played, and a partial rotation does not cancel the cards' luck).
 
-The test on those observations is `sprt.PairTest`: two one-sided SPRTs, "no difference"
-against "a is stronger by the effect" and against "b is", the effect in standard deviations of
-the deal-set observations. A pair is *separated* when one of them decides its alternative (a is
-stronger, or b is), *within the effect* when both reject theirs (the two are closer than the
-effect), on at least `min_deal_sets` observations; either way it is *resolved*. Equal bots are
-separated with probability at most α = 1 − confidence (α/2 each way). The error rates hold for
-the stopping rule of an adaptive ladder (test after every deal set, stop at the first verdict);
-on a fixed ladder the verdict is the same test applied once, at its end.
+The test on those observations is `sprt.PairTest`: two one-sided sequential t-tests, "no
+difference" against "a is stronger by the effect or more" and against "b is", the effect in
+standard deviations of the deal-set observations. A pair is *separated* when one of them
+decides its alternative (a is stronger, or b is), *within the effect* when both reject theirs
+(the two are closer than the effect), on at least `min_deal_sets` observations; either way it
+is *resolved*. Equal bots are separated with probability at most about α = 1 − confidence (α/2
+each way), whatever the budget. The error rates hold for the stopping rule of an adaptive
+ladder (test after every deal set, stop at the first verdict); on a fixed ladder the verdict is
+the same test applied once, at its end.
 
 Scores are the game points of a seat in a deal unless a `Scorer` says otherwise: the seam for
 scores with the luck taken out (an adjusted value per deal and seat).
@@ -46,7 +47,7 @@ class Decide:
     pair: tuple[str, str] | None = None
     confidence: float = 0.95  # 1 − α = 1 − β
     effect: float = 0.3  # in standard deviations of a deal set's observation
-    min_deal_sets: int = 6  # no verdict on fewer observations: σ is unreliable below
+    min_deal_sets: int = 6  # no verdict on fewer observations (the least evidence accepted)
 
     def test(self) -> PairTest:
         error = 1 - self.confidence
