@@ -3,9 +3,11 @@
 A seat's link (`InProcessLink`) is the transport: where a bot stream would put the referee's
 messages on the wire, it parses them into the very `ServerMessage` a dialled-in bot's SDK would
 parse from the same bytes and answers through the SDK's own per-match logic (`_Session`: the
-tries after a rejection, `make_action`), then hands the `BotMessage` to `MatchRunner.deliver` as
-the gRPC reader would. So the referee's rules, clocks, limits and faults apply unchanged: one
-referee, no second rules path. It lives in the transport layer (beside the gRPC bridge) because
+tries after a rejection, `make_action`), then hands its answer to `MatchRunner.deliver_action`,
+which judges it as `deliver` judges the `BotMessage` the gRPC reader would hand over (without
+building that message; anything but a small answer to the pending request goes through `deliver`
+itself). So the referee's rules, clocks, limits and faults apply unchanged: one referee, no second
+rules path. It lives in the transport layer (beside the gRPC bridge) because
 it is a link, and because the SDK it drives imports grpc, which the referee may not.
 
 What it skips: the bot process, the gRPC stream, HTTP/2, the hand-offs between the grpc.aio

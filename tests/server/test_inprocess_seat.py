@@ -4,6 +4,7 @@ the same bot does as a process over gRPC (a real server on 127.0.0.1, real bot p
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from arena.referee.runner import YIELD_AFTER_S, MatchConfig, MatchRunner
 from arena.referee.seat import TimeControl
 from arena.server.inprocess import InProcessError, load_bot, seat_inprocess
 from arena.server.local import EXAMPLE_BOTS, play_match
+from arena.v1 import arena_pb2 as pb
 
 FAULTY = BOTS / "sdk_faults_bot.py"
 HEURISTIC = EXAMPLE_BOTS["heuristic"]
@@ -105,3 +107,45 @@ def test_a_match_of_in_process_bots_lets_the_other_tasks_of_its_process_run(tmp_
     # It ran at every yield, once a decision; trio runs the two in either order each time, so
     # it saw at least every other count (without the yields: the first and the last).
     assert len(seen) >= decisions // 2
+
+
+HUGE_BOT = """
+from arena_bot.v1 import arena_pb2
+
+class Huge:
+    def decide(self, request):
+        return arena_pb2.Action(type="play", card="S" * 20_000)
+"""
+
+
+def test_an_oversized_answer_of_an_in_process_bot_is_judged_as_its_message_would_be(tmp_path: Path) -> None:
+    """An answer too large for a bot's message is the same protocol fault as the `BotMessage`
+    carrying it (its size counted with the request id and the nesting), and the seat's link ends."""
+    (tmp_path / "huge.py").write_text(HUGE_BOT)
+    huge, other = load_bot("inprocess:huge.py:Huge", tmp_path), load_bot("inprocess:random")
+    config = MatchConfig(
+        find_variant("grosstarock"),
+        deals=1,
+        seed=5,
+        seat_names=("huge", "b", "c"),
+        time_control=TimeControl(per_decision_ms=1000, bank_ms=0),
+        reconnect_grace_s=0.0,
+    )
+
+    async def main() -> MatchRunner:
+        runner = MatchRunner("huge", config, tmp_path)
+        for seat, bot in enumerate((huge, other, other)):
+            seat_inprocess(runner, seat, bot, "")
+        await runner.run()
+        return runner
+
+    runner = trio.run(main)
+    assert runner.replay_path is not None
+    lines = [json.loads(text) for text in runner.replay_path.read_text().splitlines()]
+    message = pb.BotMessage()
+    message.action.request_id = 1  # an early request's id: one byte, as the huge bot's first one
+    message.action.action.CopyFrom(pb.Action(type="play", card="S" * 20_000))
+    faults = [line for line in lines if line["type"] == "fault"]
+    assert faults[0]["seat"] == 0 and faults[0]["kind"] == "protocol"
+    assert faults[0]["detail"] == f"a message of {message.ByteSize()} bytes (the limit is 16384)"
+    assert runner.seats[0].link is None  # its stream ended
