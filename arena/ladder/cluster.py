@@ -23,6 +23,7 @@ import contextlib
 import importlib
 import os
 import re
+import signal
 import socket
 import tempfile
 import threading
@@ -166,6 +167,7 @@ def start_local(ray: Any, cpus: int | None, runtime_env: dict[str, Any]) -> None
     times in all) when its start timed out, the failure of a busy machine rather than of the
     ladder. Any other failure is raised at once."""
     for attempt in range(1, LOCAL_STARTS + 1):
+        before = child_processes()
         try:
             ray.init(
                 _node_ip_address="127.0.0.1",
@@ -181,10 +183,30 @@ def start_local(ray: Any, cpus: int | None, runtime_env: dict[str, Any]) -> None
             if attempt == LOCAL_STARTS or "timed out" not in str(exc).lower():
                 raise
             with contextlib.suppress(Exception):
-                ray.shutdown()  # what of it started (its control store, its processes) goes
+                ray.shutdown()
+            # A node that failed to start is not Ray's to shut down: the processes it started
+            # (its control store, monitors) would run on beside the next start, until this
+            # process exits.
+            for pid in child_processes() - before:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
             log.warning(
                 "a local Ray did not start in time; starting it again", attempt=attempt, error=first_line(exc)
             )
+
+
+def child_processes() -> set[int]:
+    """This process's children (Linux's /proc; none found elsewhere)."""
+    found = set()
+    me = str(os.getpid())
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, IndexError):
+                    # pid (comm) state ppid …: the command may hold spaces and brackets
+                    if (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == me:
+                        found.add(int(entry.name))
+    return found
 
 
 REACH_TIMEOUT_S = 5.0
