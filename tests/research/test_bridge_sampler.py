@@ -259,7 +259,8 @@ def test_seeded_bridge_bots_are_reproducible(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_seeded_bridge_bots_play_the_same_real_match(tmp_path: Path) -> None:
-    """Over gRPC (`arena play`), with ARENA_BOT_SEED set: two runs, the same actions in the replays."""
+    """ISMCTS through the bridge plays a real match over gRPC (`arena play`) without a fault; with
+    ARENA_BOT_SEED set, two runs play the same actions."""
     actions = []
     for run in range(2):
         command = [
@@ -273,6 +274,7 @@ def test_seeded_bridge_bots_play_the_same_real_match(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr[-2000:]
         summary = json.loads(done.stdout)
         assert summary["termination"] == "completed" and summary["faults"] == [0, 0, 0]
+        assert summary["seats"][0]["bot_name"] == "openspiel-ismcts"
         lines = [json.loads(line) for line in Path(summary["replay"]).read_text().splitlines()]
         actions.append([(e.get("seat"), e.get("action")) for e in lines if e.get("type") == "action"])
     assert actions[0] and actions[0] == actions[1]
