@@ -19,7 +19,8 @@ Several statistics on the same draws:
 
 For each: the false-positive rate (either declared stronger) with its Wilson 95% interval, also
 as if the budget were 40 deal sets (a run that declared one stronger within 40), the deal sets a
-run took; for the real difference, how often the stronger bot was found and in how many deal sets.
+run took; for the real difference, how often the stronger bot was found and in how many deal sets;
+and on normal observations whose difference is the effect exactly, the power (1 − β promised).
 """
 
 from __future__ import annotations
@@ -157,6 +158,37 @@ def simulate(
     return rows
 
 
+def at_the_effect(runs: int, test: PairTest, seed: int) -> list[dict[str, Any]]:
+    """Normal observations whose difference is the effect exactly: the power the test promises
+    (1 − β) and the deal sets it takes, for the plug-in statistic and the pair test."""
+    rows = []
+    for name, (stat, min_n) in methods(test).items():
+        if name not in ("plug-in (before)", "pair test"):
+            continue
+        rng = random.Random(seed)
+        upper, lower = _bounds(test, name)
+        said = [run_once(stat, _normal(rng, test.effect), upper, lower, min_n) for _ in range(runs)]
+        lengths = sorted(n for _, n in said)
+        found = sum(v == "A" for v, _ in said)
+        rows.append(
+            {
+                "statistic": name,
+                "runs": runs,
+                "power": round(found / runs, 4),
+                "wilson95": [round(x, 4) for x in wilson(found, runs)],
+                "equal": sum(v == "equal" for v, _ in said),
+                "wrong_way": sum(v == "B" for v, _ in said),
+                "mean_deal_sets": round(sum(lengths) / runs, 1),
+                "median_deal_sets": lengths[runs // 2],
+            }
+        )
+    return rows
+
+
+def _normal(rng: random.Random, mean: float) -> Callable[[], float]:
+    return lambda: rng.gauss(mean, 1.0)
+
+
 def calibrate(directory: Path, runs: int, test: PairTest, seed: int = 34) -> dict[str, Any]:
     """A/A and real-difference runs for search − heuristic and heuristic − random, bootstrapped
     from the fixed ladder in `directory` (played by `python -m benchmarks decide`)."""
@@ -187,4 +219,5 @@ def calibrate(directory: Path, runs: int, test: PairTest, seed: int = 34) -> dic
                 "real": simulate(xs, runs, test, False, seed + 1),
             }
         )
+    out["normal_at_the_effect"] = at_the_effect(runs // 4, test, seed + 2)
     return out
