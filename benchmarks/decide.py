@@ -17,6 +17,9 @@ and the deal sets a fixed schedule must commit to beforehand for the adaptive te
 deviations missed with probability α): ⌈((z(1 − α/2) + z(1 − α)) / effect)²⌉, z the normal
 quantiles. A DIR that holds the ladders from an
 earlier run is reused: each ladder goes on where it stopped.
+
+`--calibrate RUNS` plays nothing: it simulates the pair test's error rates from the fixed ladder
+in DIR (benchmarks/sprt_calibration.py).
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ def log_moment(n: int, s: float) -> float:
 
     Integrated as ∫ exp(n·u − e^(2u)/2 + s·e^u) du (v = e^u): smooth and unimodal on the whole
     line, so the trapezoid rule on a grid around its peak converges geometrically."""
-    peak_v = (s + math.sqrt(s * s + 4 * n)) / 2  # where n − v² + s·v = 0
+    root = math.sqrt(s * s + 4 * n)
+    # where n − v² + s·v = 0; for s < 0 in the form that does not subtract nearly equal numbers
+    peak_v = (s + root) / 2 if s >= 0 else 2 * n / (root - s)
     peak_u = math.log(peak_v)
     width = 1 / math.sqrt(peak_v * peak_v + n)  # the peak's standard deviation in u
     low = peak_u - max(8 * width, 20 / n)  # the left tail falls as e^(n·u) only
