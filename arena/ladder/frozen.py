@@ -104,14 +104,20 @@ def pack_seeds(variant: str, count: int, version: int = PACK_VERSION) -> tuple[i
     )
 
 
-def load_pack(variant: Variant, path: Path = PACK_FILE) -> Pack:
-    """The pack's deal sets of `variant`, checked against the decks they deal here."""
+def _read(path: Path, form: str, what: str) -> dict[str, Any]:
+    """A JSON file of the benchmark (`what`, for the error), checked to be of the format `form`."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise PackError(f"cannot read the benchmark pack {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != PACK_FORMAT:
-        raise PackError(f"{path}: not a benchmark pack")
+        raise PackError(f"cannot read {what} {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != form:
+        raise PackError(f"{path}: not {what}")
+    return data
+
+
+def load_pack(variant: Variant, path: Path = PACK_FILE) -> Pack:
+    """The pack's deal sets of `variant`, checked against the decks they deal here."""
+    data = _read(path, PACK_FORMAT, "the benchmark pack")
     entry = data.get("variants", {}).get(variant.name)
     if entry is None:
         known = ", ".join(sorted(data.get("variants", {})))
@@ -130,12 +136,7 @@ def load_pack(variant: Variant, path: Path = PACK_FILE) -> Pack:
 def published(variant: str, path: Path = REFERENCES_FILE) -> dict[str, dict[str, Any]]:
     """The reference bots' published results on the pack's `variant`, by reference name (each as
     `BenchmarkResult.to_dict` printed it); empty when none were published."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise PackError(f"cannot read the published reference scores {path}: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != REFERENCES_FORMAT:
-        raise PackError(f"{path}: not the published reference scores of a benchmark pack")
+    data = _read(path, REFERENCES_FORMAT, "the published reference scores")
     found = data.get("variants", {}).get(variant, {})
     return dict(found) if isinstance(found, dict) else {}
 
