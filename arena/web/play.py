@@ -102,12 +102,18 @@ def _table(request: Request) -> Table:
     table = tables.get(match_id) if MATCH_ID.fullmatch(match_id) else None
     if table is None or table.link is None:
         raise HTTPException(404, f"no table with a person for match {match_id!r}")
+    _check_token(request, table.token, "seat", "the seat of this table")
+    return table
+
+
+def _check_token(request: Request, expected: str, what: str, whose: str) -> None:
+    """401 without an `Authorization: Bearer` token, 403 when it is not `expected` (`what` names the
+    token, `whose` what it must speak for)."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token:
-        raise HTTPException(401, "no seat token: send Authorization: Bearer TOKEN")
-    if not secrets.compare_digest(token.encode(), table.token.encode()):
-        raise HTTPException(403, "this token does not speak for the seat of this table")
-    return table
+        raise HTTPException(401, f"no {what} token: send Authorization: Bearer TOKEN")
+    if not secrets.compare_digest(token.encode(), expected.encode()):
+        raise HTTPException(403, f"this token does not speak for {whose}")
 
 
 async def api_play_options(request: Request) -> Response:
@@ -273,11 +279,7 @@ def _place(request: Request) -> tuple[LobbySeats, Place]:
     place = seats.get(place_id) if MATCH_ID.fullmatch(place_id) else None
     if place is None:
         raise HTTPException(404, f"no place {place_id!r} in the lobby's queue")
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token:
-        raise HTTPException(401, "no place token: send Authorization: Bearer TOKEN")
-    if not secrets.compare_digest(token.encode(), place.token.encode()):
-        raise HTTPException(403, "this token does not speak for this place")
+    _check_token(request, place.token, "place", "this place")
     return seats, place
 
 
