@@ -126,17 +126,6 @@ def test_a_restart_marks_cut_off_matches_aborted_and_unrated(store: Store) -> No
         reopened.close()
 
 
-def test_a_store_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "arena.db"
-    Store(str(path)).close()
-    import sqlite3
-
-    with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE arena_schema SET version = 99")
-    with pytest.raises(StoreError, match="newer arena"):
-        Store(str(path))
-
-
 # --------------------------------------------------------------------------- matchmaking
 
 

@@ -11,6 +11,8 @@ import select
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +185,31 @@ def csp_problems(page: Browser) -> list[str]:
             problems.append(f"a dialog: {params.get('message')}")
     page.events.clear()
     return problems
+
+
+@dataclass
+class WatchedPage:
+    """A Playwright page, with the dialogs it opened (a script ran) and the Content-Security-Policy
+    complaints its console reported, for the test to assert on."""
+
+    page: Any
+    dialogs: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def watched_page(browser: Any, width: int, height: int) -> Iterator[WatchedPage]:
+    """A new Playwright page of `browser` with the CSP listener installed before any of its scripts;
+    its context is closed on leaving."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.add_init_script(CSP_LISTENER)
+    watched = WatchedPage(context.new_page())
+    watched.page.on("dialog", lambda dialog: (watched.dialogs.append(dialog.message), dialog.dismiss()))
+    watched.page.on(
+        "console",
+        lambda m: watched.refused.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    try:
+        yield watched
+    finally:
+        context.close()

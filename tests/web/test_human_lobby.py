@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import CSP_LISTENER
+from support.browser import watched_page
 from support.site import call_json, served_site
 from support.standing import lobby_bot
 
@@ -96,17 +96,9 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
 
 @pytest.fixture(scope="module")
 def page(arena: Arena, playwright_chromium: Any) -> Iterator[Any]:
-    context = playwright_chromium.new_context(viewport={"width": 900, "height": 900})
-    context.add_init_script(CSP_LISTENER)
-    opened = context.new_page()
-    problems: list[str] = []
-    opened.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
-    opened.on(
-        "console",
-        lambda m: problems.append(m.text) if "Content Security Policy" in m.text else None,
-    )
-    yield opened
-    context.close()
+    with watched_page(playwright_chromium, 900, 900) as watched:
+        yield watched.page
+    problems = watched.dialogs + watched.refused
     assert not problems, problems
 
 

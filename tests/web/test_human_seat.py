@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import CSP_LISTENER
+from support.browser import watched_page
 from support.site import call_json, served_site
 
 from arena.engine import VARIANT_NAMES
@@ -68,17 +68,9 @@ def browser(playwright_chromium: Any) -> Any:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A page that fails its test on a Content-Security-Policy violation or a dialog."""
-    context = browser.new_context(viewport={"width": 900, "height": 900})
-    context.add_init_script(CSP_LISTENER)
-    opened = context.new_page()
-    problems: list[str] = []
-    opened.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
-    opened.on(
-        "console",
-        lambda message: problems.append(message.text) if "Content Security Policy" in message.text else None,
-    )
-    yield opened
-    context.close()
+    with watched_page(browser, 900, 900) as watched:
+        yield watched.page
+    problems = watched.dialogs + watched.refused
     assert not problems, problems
 
 

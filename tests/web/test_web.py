@@ -33,7 +33,7 @@ import trio.testing
 from sse_starlette import ServerSentEvent
 from support import wait_for
 from support.admin import admin_channel
-from support.browser import CSP_LISTENER
+from support.browser import watched_page
 from support.site import served_site
 from support.standing import lobby_bot
 
@@ -130,21 +130,11 @@ def browser(playwright_chromium: Any) -> Any:
 def page(browser: Any) -> Iterator[Any]:
     """A page that fails its test on a dialog (a name's script ran) or a CSP violation (reported on
     the console, or as a `securitypolicyviolation` event, listened to before the page's scripts)."""
-    context = browser.new_context(viewport={"width": 900, "height": 800})
-    context.add_init_script(CSP_LISTENER)
-    opened = context.new_page()
-    dialogs: list[str] = []
-    refused: list[str] = []
-    opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    opened.on(
-        "console",
-        lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
-    )
-    yield opened
-    refused.extend(_violations(opened.main_frame))
-    context.close()
-    assert not dialogs, f"a script ran: {dialogs}"
-    assert not refused, f"the page broke its Content-Security-Policy: {refused}"
+    with watched_page(browser, 900, 800) as watched:
+        yield watched.page
+        watched.refused.extend(_violations(watched.page.main_frame))
+    assert not watched.dialogs, f"a script ran: {watched.dialogs}"
+    assert not watched.refused, f"the page broke its Content-Security-Policy: {watched.refused}"
 
 
 def _violations(frame: Any) -> list[str]:
