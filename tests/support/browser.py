@@ -213,3 +213,26 @@ def watched_page(browser: Any, width: int, height: int) -> Iterator[WatchedPage]
         yield watched
     finally:
         context.close()
+
+
+# The clicks of a whole match, made in the page itself (a click event on a button, as a person's
+# click makes; Playwright's own click waits for the button to be still and costs a round trip per
+# click): at each new turn, one of the buttons highlighted as legal, chosen at random from a seed.
+CLICK_THROUGH_MATCH = """async ([seed, selector]) => {
+    let state = seed, seen = "", clicks = 0;
+    const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (;;) {
+        const started = Date.now();
+        let ready;
+        while (!(ready = document.body.dataset.ready) || ready === seen) {
+            if (Date.now() - started > 30000) throw new Error("no turn after " + seen);
+            await new Promise(resolve => setTimeout(resolve, 2));
+        }
+        seen = ready;
+        if (ready === "ended") return clicks;
+        const legal = [...document.querySelectorAll(selector)];
+        if (!legal.length) throw new Error("a turn without a legal button: " + ready);
+        legal[Math.floor(next() * legal.length)].click();
+        clicks += 1;
+    }
+}"""

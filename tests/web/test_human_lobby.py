@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import watched_page
+from support.browser import CLICK_THROUGH_MATCH, watched_page
 from support.site import call_json, served_site
 from support.standing import lobby_bot
 
@@ -29,24 +29,6 @@ from arena.standing.store import Store
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
 LEGAL = ".tc-mine .tc-legal, .tc-mine button.tc-action"
-PLAYER = """async (selector) => {
-    let seen = "", clicks = 0;
-    for (;;) {
-        const started = Date.now();
-        let ready;
-        while (!(ready = document.body.dataset.ready) || ready === seen) {
-            if (Date.now() - started > 30000) throw new Error("no turn after " + seen);
-            await new Promise(resolve => setTimeout(resolve, 2));
-        }
-        seen = ready;
-        if (ready === "ended") return clicks;
-        const legal = [...document.querySelectorAll(selector)];
-        if (!legal.length) throw new Error("a turn without a legal button: " + ready);
-        legal[Math.floor(Math.random() * legal.length)].click();
-        clicks += 1;
-    }
-}"""
-"""Clicks a legal action at every turn until the match ends (as test_human_seat's player)."""
 SETTINGS = """[arena]
 variants = ["grosstarock"]
 deals = 1
@@ -123,7 +105,7 @@ def _join_and_play(page: Any, arena: Arena, opponents: list[str]) -> str:
     page.click("#join-go")
     page.wait_for_url("**/play/*#token=*", timeout=20_000)
     match_id = str(page.url.split("/play/")[1].split("#")[0])
-    assert page.evaluate(PLAYER, LEGAL) > 0
+    assert page.evaluate(CLICK_THROUGH_MATCH, [5, LEGAL]) > 0
     return match_id
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import watched_page
+from support.browser import CLICK_THROUGH_MATCH, watched_page
 from support.site import call_json, served_site
 
 from arena.engine import VARIANT_NAMES
@@ -101,29 +101,6 @@ def _next_turn(page: Any, seen: str) -> str:
     return str(page.evaluate("document.body.dataset.ready"))
 
 
-# The clicks of a whole match, made in the page itself (a click event on a button, as a person's
-# click makes; Playwright's own click waits for the button to be still and costs a round trip per
-# click): at each new turn, one of the buttons highlighted as legal, chosen at random from a seed.
-PLAYER = """async ([seed, selector]) => {
-    let state = seed, seen = "", clicks = 0;
-    const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
-    for (;;) {
-        const started = Date.now();
-        let ready;
-        while (!(ready = document.body.dataset.ready) || ready === seen) {
-            if (Date.now() - started > 30000) throw new Error("no turn after " + seen);
-            await new Promise(resolve => setTimeout(resolve, 2));
-        }
-        seen = ready;
-        if (ready === "ended") return clicks;
-        const legal = [...document.querySelectorAll(selector)];
-        if (!legal.length) throw new Error("a turn without a legal button: " + ready);
-        legal[Math.floor(next() * legal.length)].click();
-        clicks += 1;
-    }
-}"""
-
-
 @pytest.mark.parametrize("variant", VARIANT_NAMES)
 def test_a_person_plays_a_whole_match_of_every_variant(server: Server, page: Any, variant: str) -> None:
     rng = random.Random(variant)
@@ -135,7 +112,7 @@ def test_a_person_plays_a_whole_match_of_every_variant(server: Server, page: Any
             legal = page.locator(LEGAL)
             legal.nth(rng.randrange(legal.count())).click()
         screenshot(page, "play")
-    assert page.evaluate(PLAYER, [rng.randrange(2**31), LEGAL]) > 0
+    assert page.evaluate(CLICK_THROUGH_MATCH, [rng.randrange(2**31), LEGAL]) > 0
     assert page.locator("#end h2").text_content() == "Match over (completed)"
     assert page.locator("#replay-link").get_attribute("href") == f"/matches/{match_id}"
     assert page.locator("#play-on-link").get_attribute("href") == f"/play?from={match_id}"
@@ -253,7 +230,7 @@ def test_play_on_from_a_position_seats_the_person_there(server: Server, page: An
     played_on = page.url.split("/play/")[1].split("#")[0]
     _next_turn(page, "")
     assert page.locator("#title").text_content() == f"{header['variant']} · seat {seat}"
-    assert page.evaluate(PLAYER, [9, LEGAL]) >= 0
+    assert page.evaluate(CLICK_THROUGH_MATCH, [9, LEGAL]) >= 0
     server.played.append(played_on)
     lines = (server.replays / f"{played_on}.jsonl").read_text().splitlines()
     again = [json.loads(x) for x in lines if x.startswith('{"type":"action"')][:9]
