@@ -212,7 +212,12 @@ int main(int argc, char** argv) {
   auto delay = std::chrono::milliseconds(0);
   auto broken_since = std::chrono::steady_clock::now();
   for (;;) {
-    auto channel = grpc::CreateChannel(options->address, grpc::InsecureChannelCredentials());
+    // A connection of its own: gRPC's core would otherwise hand the new channel the connection of
+    // one still alive, and the bot dials again precisely to get a new one.
+    grpc::ChannelArguments own_connection;
+    own_connection.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    auto channel =
+        grpc::CreateCustomChannel(options->address, grpc::InsecureChannelCredentials(), own_connection);
     auto stub = v1::BotService::NewStub(channel);
     grpc::Status status;
     bool progress = false;

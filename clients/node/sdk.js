@@ -26,6 +26,9 @@ const PROTO_FILE = 'arena/v1/arena.proto';
 /** How many times `decide` is asked about one request after rejections before the SDK falls
  * back to the first legal action it has not tried yet. */
 const MAX_TRIES_PER_REQUEST = 3;
+/** A client of its own connections: grpc-js otherwise hands a new client the connection of any live
+ * one to the same address, and the SDK dials again precisely to get a new one. */
+const OWN_CONNECTION = { 'grpc.use_local_subchannel_pool': 1 };
 /** A broken stream worth dialling again; every other status is final (a bad token, a protocol
  * error, a match that is over). Not ABORTED: the server ends a stream so when another connection
  * with the same token took the seat, and dialling again would take it back (docs/PROTOCOL.md). */
@@ -146,7 +149,7 @@ async function runBot(bot, options = {}) {
   let delay = 0;
   let brokenSince = null;
   for (;;) {
-    const client = new protocol.BotService(address, grpc.credentials.createInsecure());
+    const client = new protocol.BotService(address, grpc.credentials.createInsecure(), OWN_CONNECTION);
     let outcome;
     try {
       outcome = await playStream(client, session, token, hello);
@@ -330,7 +333,7 @@ async function runLobby(bot, options = {}) {
   const balanced = balancedTarget(addresses);
   const serviceConfig = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
   let shared = balanced
-    ? new protocol.LobbyService(balanced, grpc.credentials.createInsecure(), { 'grpc.service_config': serviceConfig })
+    ? new protocol.LobbyService(balanced, grpc.credentials.createInsecure(), { 'grpc.service_config': serviceConfig, ...OWN_CONNECTION })
     : null;
   let current = 0;
   const request = {
@@ -347,7 +350,7 @@ async function runLobby(bot, options = {}) {
   let brokenSince = null;
   try {
     while (!stopping) {
-      const client = shared || new protocol.LobbyService(addresses[current], grpc.credentials.createInsecure());
+      const client = shared || new protocol.LobbyService(addresses[current], grpc.credentials.createInsecure(), OWN_CONNECTION);
       const ended = await new Promise((resolve) => {
         const metadata = new grpc.Metadata();
         metadata.set('authorization', `Bearer ${token}`);

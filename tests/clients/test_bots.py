@@ -27,6 +27,7 @@ from arena_bot import (
     run_bot,
 )
 from arena_bot import cards as C
+from arena_bot.match import open_channel
 from arena_bot.v1 import arena_pb2 as pb
 from support import SDK, in_thread
 
@@ -608,6 +609,32 @@ def test_a_sequence_of_matches_keeps_its_connection_until_a_stream_breaks(
     assert peers[2] != peers[1], "a broken stream is dialled again on a new connection"
     assert peers[3] == peers[2], "which the next match keeps"
     assert [r.scores[0] for r in results] == [0, 2, 3] and [r.reconnects for r in results] == [0, 1, 0]
+
+
+def test_every_channel_the_sdk_opens_has_a_connection_of_its_own(serve: Callable[..., Scripted]) -> None:
+    """Two live channels to one address: without a subchannel pool of their own, gRPC's core would
+    carry both on one connection, and a bot dialling again after a broken stream would get the old
+    connection back (`open_channel`, and the lobby's balanced channel that adds to its options)."""
+
+    def script(index: int, bot: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
+        next(bot)
+        yield out(match_end=pb.MatchEnd(scores=[index, 0, 0], termination="completed"))
+
+    server = serve(script)
+    channels = [open_channel(server.address) for _ in range(2)]
+    try:
+        for channel in channels:  # both stay open: the second is dialled while the first lives
+            play = channel.stream_stream(
+                "/grosstarock.arena.v1.BotService/Play",
+                request_serializer=pb.BotMessage.SerializeToString,
+                response_deserializer=pb.ServerMessage.FromString,
+            )
+            [ended] = list(play(iter([pb.BotMessage(hello=pb.Hello(bot_name="b"))]), timeout=10))
+            assert ended.WhichOneof("kind") == "match_end"
+    finally:
+        for channel in channels:
+            channel.close()
+    assert len(server.peers) == 2 and server.peers[0] != server.peers[1], server.peers
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,7 @@ import grpc
 
 from arena_bot.address import balanced_target, check_address, split_addresses
 from arena_bot.match import (
+    OWN_CONNECTION,
     PROTOCOL_VERSION,
     RETRYABLE,
     Bot,
@@ -358,7 +359,7 @@ class Lobby:
             return open_channel(self.addresses[self._current])
         if self._channel is None:
             self._channel = grpc.insecure_channel(
-                self._balanced, options=[("grpc.lb_policy_name", "round_robin")]
+                self._balanced, options=[("grpc.lb_policy_name", "round_robin"), *OWN_CONNECTION]
             )
         return self._channel
 

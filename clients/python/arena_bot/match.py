@@ -165,15 +165,21 @@ def action_text(action: arena_pb2.Action) -> str:
     return " ".join(p for p in (action.type, action.card, action.name, action.suit) if p)
 
 
+# A channel of its own connections: gRPC's C core otherwise hands a new channel the connection of
+# any live channel to the same address, and a bot dials again precisely to get a new one.
+OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
+
+
 def open_channel(address: str) -> grpc.Channel:
-    """``host:port`` (plain), or ``grpcs://host:port`` / ``https://…`` for TLS."""
+    """``host:port`` (plain), or ``grpcs://host:port`` / ``https://…`` for TLS; its own connection."""
     for prefix in ("grpcs://", "https://", "tls://"):
         if address.startswith(prefix):
-            return grpc.secure_channel(address[len(prefix) :], grpc.ssl_channel_credentials())
+            credentials = grpc.ssl_channel_credentials()
+            return grpc.secure_channel(address[len(prefix) :], credentials, options=OWN_CONNECTION)
     for prefix in ("grpc://", "http://"):
         if address.startswith(prefix):
             address = address[len(prefix) :]
-    return grpc.insecure_channel(address)
+    return grpc.insecure_channel(address, options=OWN_CONNECTION)
 
 
 class Dialer:
