@@ -16,7 +16,12 @@ In one run, alternating sides where they are compared:
    into the engine, building requests, the bot (parsing the request and the SDK's logic
    included), the referee's bookkeeping (the runner, seats, trio) and the replay writer is
    applied to the timed run's milliseconds per deal (cProfile slows small calls the most, so the
-   split is an estimate).
+   split is an estimate);
+4. the bare loop: the same deals with the same bots doing only what no referee can skip while
+   its bots receive the protocol's messages (`bare_loop`): the engine, each request's bytes, their
+   parse, the bot, the answer's check and the action lines and events. Its milliseconds per
+   deal, and its ratio to the engine's, are the ceiling of the second ratio for this protocol:
+   what the referee's bookkeeping and the ladder add comes on top.
 """
 
 from __future__ import annotations
@@ -34,12 +39,15 @@ from typing import Any
 
 import trio
 
-from arena.engine import find_variant
+from arena.engine import Match, find_variant
 from arena.ladder.config import BotSpec, LadderConfig
 from arena.ladder.run import run_ladder
+from arena.protocol import ViewEncoder, action_from_message, action_taken_event, request_message
+from arena.referee.record import action_line
 from arena.referee.runner import MatchConfig, MatchRunner
 from arena.referee.seat import TimeControl
 from arena.server.inprocess import load_bot, seat_inprocess
+from arena.v1 import arena_pb2 as pb
 
 from .common import rate, ratio
 from .engine import bench_engine
@@ -118,6 +126,45 @@ async def play_random(deals: int, replay_dir: Path, profile: cProfile.Profile | 
     return time.perf_counter() - start
 
 
+def bare_loop(deals: int) -> tuple[float, list[str]]:
+    """Seconds of `play_random`'s deals played by a bare loop, and its action lines (think_ms 0).
+
+    Same engine match, same bots and seeds, so the same actions; per decision only the legal
+    actions, the request's bytes (the view, the events since the seat's last request), their
+    parse, the bot's choice, its check, the engine's move, the action line and the event."""
+    match = Match(find_variant("grosstarock"), seed=3, deals=deals)
+    bot = load_bot("inprocess:random")
+    decide = [bot.new(f"bench:{seat}")[0] for seat in range(3)]
+    parse = pb.ServerMessage.FromString
+    lines: list[str] = []
+    events: list[list[bytes]] = [[], [], []]
+    request_id = 0
+    start = time.perf_counter()
+    while not match.is_over():
+        deal = match.deal_index
+        state = match.start_deal()
+        views = ViewEncoder(state)
+        step = 0
+        while not state.is_terminal():
+            seat = state.current_player
+            assert seat is not None
+            legal = state.legal_actions()
+            request_id += 1
+            data = request_message(request_id, deal, views.view(seat), legal, 10_000, 0, events[seat])
+            events[seat] = []
+            action = action_from_message(decide[seat](parse(data).request))
+            if action not in legal:
+                raise AssertionError(f"the bot chose {action}, not a legal action")
+            state.apply(action)
+            lines.append(action_line(deal, step, seat, action, 0))
+            step += 1
+            event = action_taken_event(deal, seat, action)
+            for queued in events:
+                queued.append(event)
+        match.finish_deal(state)
+    return time.perf_counter() - start, lines
+
+
 def where_time_goes(deals: int) -> dict[str, float]:
     """Milliseconds per deal of an in-process match of random bots, timed, and split by part
     (PARTS) in the shares a profiled run of it gives."""
@@ -165,6 +212,7 @@ def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: 
         random_rate = deals_per_s(randoms)
         engine = bench_engine(find_variant("grosstarock"), engine_s, anchor=False)
     engine_rate = rate(engine.deals, engine.seconds)
+    bare_ms = min(bare_loop(profile_deals)[0] for _ in range(3)) * 1000 / profile_deals
     rates = {way: round(sum(found) / len(found), 1) for way, found in example.items()}
     cpu_ms = {way: round(sum(found) / len(found), 2) for way, found in cpu.items()}
     return {
@@ -177,4 +225,6 @@ def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: 
         "engine_random_deals_per_s": round(engine_rate, 1),
         "random_inprocess_to_engine": ratio(random_rate, engine_rate),
         "ms_per_deal_by_part": where_time_goes(profile_deals),
+        "bare_loop_ms_per_deal": round(bare_ms, 3),
+        "bare_loop_to_engine": ratio(1000 / bare_ms, engine_rate),
     }

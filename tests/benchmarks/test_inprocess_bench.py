@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import trio
+
+from benchmarks.inprocess import bare_loop, play_random
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -45,3 +50,18 @@ def test_the_inprocess_bench_prints_its_rates_ratios_and_parts() -> None:
     assert set(parts) == {"total", "engine", "request building", "bot", "referee", "replay writer"}
     assert all(value >= 0 for value in parts.values()) and parts["total"] > 0
     assert abs(sum(parts.values()) - 2 * parts["total"]) < 0.01  # the parts add up to the whole
+    bare_ms = measured["bare_loop_ms_per_deal"]
+    assert bare_ms > 0  # its ratio to the engine: both rates, from the rounded figures printed
+    expected = 1000 / bare_ms / measured["engine_random_deals_per_s"]
+    assert measured["bare_loop_to_engine"] == pytest.approx(expected, rel=0.02, abs=0.002)
+
+def test_the_bare_loop_plays_the_referees_match_move_for_move(tmp_path: Path) -> None:
+    """The bare loop is a ceiling for the same work: the same actions as the match the referee
+    plays with the same bots and seeds, line for line (think_ms aside)."""
+    seconds, lines = bare_loop(2)
+    assert seconds > 0
+    trio.run(play_random, 2, tmp_path)
+    [replay] = tmp_path.glob("*.jsonl")
+    played = [json.loads(line) for line in replay.read_text().splitlines()]
+    actions = [{**line, "think_ms": 0} for line in played if line["type"] == "action"]
+    assert actions and [json.loads(line) for line in lines] == actions
