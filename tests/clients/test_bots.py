@@ -27,6 +27,7 @@ from arena_bot import (
     run_bot,
 )
 from arena_bot import cards as C
+from arena_bot.lobby import Lobby
 from arena_bot.match import open_channel
 from arena_bot.v1 import arena_pb2 as pb
 from support import SDK, in_thread
@@ -612,18 +613,20 @@ def test_a_sequence_of_matches_keeps_its_connection_until_a_stream_breaks(
 
 
 def test_every_channel_the_sdk_opens_has_a_connection_of_its_own(serve: Callable[..., Scripted]) -> None:
-    """Two live channels to one address: without a subchannel pool of their own, gRPC's core would
-    carry both on one connection, and a bot dialling again after a broken stream would get the old
-    connection back (`open_channel`, and the lobby's balanced channel that adds to its options)."""
+    """Live channels to one address, two from `open_channel` and the balanced channels of two
+    lobbies: without a subchannel pool of their own, gRPC's core would carry them on one
+    connection, and a bot dialling again after a broken stream would get the old connection back."""
 
     def script(index: int, bot: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
         next(bot)
         yield out(match_end=pb.MatchEnd(scores=[index, 0, 0], termination="completed"))
 
     server = serve(script)
+    lobbies = [Lobby(random_bot.decide, address=[server.address] * 2, bot_token="t") for _ in range(2)]
     channels = [open_channel(server.address) for _ in range(2)]
+    channels += [lobby._lobby_channel() for lobby in lobbies]
     try:
-        for channel in channels:  # both stay open: the second is dialled while the first lives
+        for channel in channels:  # all stay open: each is dialled while the others live
             play = channel.stream_stream(
                 "/grosstarock.arena.v1.BotService/Play",
                 request_serializer=pb.BotMessage.SerializeToString,
@@ -634,7 +637,7 @@ def test_every_channel_the_sdk_opens_has_a_connection_of_its_own(serve: Callable
     finally:
         for channel in channels:
             channel.close()
-    assert len(server.peers) == 2 and server.peers[0] != server.peers[1], server.peers
+    assert len(server.peers) == 4 and len(set(server.peers)) == 4, server.peers
 
 
 @pytest.mark.parametrize(
