@@ -55,6 +55,7 @@ def test_the_inprocess_bench_prints_its_rates_ratios_and_parts() -> None:
     expected = 1000 / bare_ms / measured["engine_random_deals_per_s"]
     assert measured["bare_loop_to_engine"] == pytest.approx(expected, rel=0.02, abs=0.002)
 
+
 def test_the_bare_loop_plays_the_referees_match_move_for_move(tmp_path: Path) -> None:
     """The bare loop is a ceiling for the same work: the same actions as the match the referee
     plays with the same bots and seeds, line for line (think_ms aside)."""
