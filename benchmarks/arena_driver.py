@@ -10,10 +10,12 @@ connection, waits in `LobbyService.Join`, and on every `Seated` plays the match 
 `BotService.Play` stream with a random legal action for each request, at once. The parent
 steers the run with lines on stdin (see `_drive`); the driver counts what the bots saw.
 
-With several addresses a bot's lobby channel balances over all of them with gRPC's
-`round_robin` (the list starts at a different server for each bot, so the bots spread), which
-skips a server that is down: a bot whose server dies joins another one. Each match is played
-on the server its `Seated.address` names.
+With several addresses a bot first joins the lobby of its own server (bot `i` the `i % n`-th
+address, so the bots spread evenly), and after that stream ends, on a channel balanced over all
+of them with gRPC's `round_robin`, which skips a server that is down: a bot whose server dies
+joins another one. (Balanced from the start, the bots would not spread: `round_robin` sends a
+channel's first call to whichever server it reached first, the same server for most bots that
+start together.) Each match is played on the server its `Seated.address` names.
 """
 
 from __future__ import annotations
@@ -40,15 +42,15 @@ from .common import driver_spec
 CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 
 
-def lobby_target(addresses: list[str], index: int) -> tuple[str, tuple[tuple[str, Any], ...]]:
-    """The lobby channel's target and options for bot `index`: one address as it is; several (IPv4
-    literals, host:port) as one `ipv4:` target balanced by `round_robin`, starting at a different
-    address for each bot."""
+def lobby_targets(addresses: list[str], index: int) -> list[tuple[str, tuple[tuple[str, Any], ...]]]:
+    """The targets and options of bot `index`'s lobby channels, in the order it joins on them: one
+    address as it is; with several (IPv4 literals, host:port), its own server's, then all of them
+    as one `ipv4:` target balanced by `round_robin`."""
     if len(addresses) == 1:
-        return addresses[0], CHANNEL_OPTIONS
-    shift = index % len(addresses)
-    ordered = addresses[shift:] + addresses[:shift]
-    return "ipv4:" + ",".join(ordered), (*CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin"))
+        return [(addresses[0], CHANNEL_OPTIONS)]
+    balanced = "ipv4:" + ",".join(addresses)
+    own = addresses[index % len(addresses)]
+    return [(own, CHANNEL_OPTIONS), (balanced, (*CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin")))]
 
 
 class _Driver:
@@ -83,9 +85,10 @@ class _Driver:
             self.play_channels[(index, address)] = channel
         return pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
 
-    async def lobby(self, channel: Any, index: int, token: str) -> None:
+    async def lobby(self, channels: list[Any], index: int, token: str) -> None:
         """Wait in the lobby, starting a match for every Seated, until cancelled or, once
-        stopping, until a Seated fills the bot's last free place.
+        stopping, until a Seated fills the bot's last free place. The first stream goes on the
+        first of `channels`, every later one on the last (`lobby_targets`).
 
         A bot cannot leave the lobby between two messages: a Seated the server sent as the
         bot cancels its stream would be lost, and its match would wait for a bot that never
@@ -93,12 +96,15 @@ class _Driver:
         Seated that fills its places the server cannot seat it again until that match has
         been played and recorded: leaving then loses nothing.
         """
-        stub = pb_grpc.LobbyServiceStub(channel)  # type: ignore[no-untyped-call]
         rng = random.Random(index)
         welcomed = False
         places = self.max_matches
         join = pb.LobbyJoin(variants=self.variants, max_matches=self.max_matches, bot_version="bench")
+        streams = 0
         while not self.stopping.is_set():
+            channel = channels[min(streams, len(channels) - 1)]
+            streams += 1
+            stub = pb_grpc.LobbyServiceStub(channel)  # type: ignore[no-untyped-call]
             retry_s = 0.5
             call = stub.Join(join, metadata=(("authorization", f"Bearer {token}"),))
             try:
@@ -205,12 +211,14 @@ async def _drive(spec: dict[str, Any]) -> dict[str, Any]:
         line: str = await loop.run_in_executor(None, sys.stdin.readline)
         return line.strip() or "leave"  # end of input: the parent is gone
 
-    channels = [
-        grpc.aio.insecure_channel(*lobby_target(driver.addresses, index)) for index, _ in spec["tokens"]
+    by_bot = [
+        [grpc.aio.insecure_channel(*target) for target in lobby_targets(driver.addresses, index)]
+        for index, _ in spec["tokens"]
     ]
+    channels = [channel for own in by_bot for channel in own]
     lobbies = [
-        asyncio.create_task(driver.lobby(channel, index, token))
-        for channel, (index, token) in zip(channels, spec["tokens"], strict=True)
+        asyncio.create_task(driver.lobby(own, index, token))
+        for own, (index, token) in zip(by_bot, spec["tokens"], strict=True)
     ]
     try:
         deadline = time.monotonic() + spec["connect_timeout_s"]
