@@ -312,9 +312,9 @@ const LOBBY_BROKEN = new Set([
  * `matches` (leave after that many seats), `name`, `version`, `reconnectSeconds` (60), and the
  * hooks `onSeated(seated)` and `onMatchEnd(seated, result, error)`.
  *
- * Several addresses are shuffled, so that bots spread over the servers. When all are IP literals
- * the lobby keeps one channel balanced by gRPC's own `round_robin`: each join goes to the next
- * server that is up. Otherwise the SDK rotates itself: after a broken lobby stream it joins the
+ * Several addresses are shuffled, and the first join goes to the first, so that bots spread over
+ * the servers. When all are IP literals the later joins share one channel balanced by gRPC's own
+ * `round_robin`: each goes to the next server that is up. Otherwise the SDK rotates itself: after a broken lobby stream it joins the
  * next address. UNAVAILABLE (a server down or draining) and other broken streams are joined again
  * with backoff for up to `reconnectSeconds`; RESOURCE_EXHAUSTED and a pause wait `retry-after-ms`;
  * other statuses (a bad token or variant) reject with a BotError. Resolves with
@@ -336,6 +336,7 @@ async function runLobby(bot, options = {}) {
     ? new protocol.LobbyService(balanced, grpc.credentials.createInsecure(), { 'grpc.service_config': serviceConfig, ...OWN_CONNECTION })
     : null;
   let current = 0;
+  let joins = 0;
   const request = {
     variants: options.variants || [],
     max_matches: options.maxMatches || 1,
@@ -350,7 +351,12 @@ async function runLobby(bot, options = {}) {
   let brokenSince = null;
   try {
     while (!stopping) {
-      const client = shared || new protocol.LobbyService(addresses[current], grpc.credentials.createInsecure(), OWN_CONNECTION);
+      // The first join goes to the first address of the shuffled list: round_robin would send it to
+      // whichever server it reached first, the same one for most bots that start together.
+      const client = shared && joins > 0
+        ? shared
+        : new protocol.LobbyService(addresses[current], grpc.credentials.createInsecure(), OWN_CONNECTION);
+      joins += 1;
       const ended = await new Promise((resolve) => {
         const metadata = new grpc.Metadata();
         metadata.set('authorization', `Bearer ${token}`);
@@ -395,7 +401,7 @@ async function runLobby(bot, options = {}) {
         });
         call.on('end', () => resolve({ code: grpc.status.OK, details: 'closed by the server', welcomed, retryMs: null }));
       });
-      if (!shared) client.close();
+      if (client !== shared) client.close();
       if (stopping) break;
       const { code, details } = ended;
       if (ended.welcomed) brokenSince = null;

@@ -640,6 +640,40 @@ def test_every_channel_the_sdk_opens_has_a_connection_of_its_own(serve: Callable
     assert len(server.peers) == 4 and len(set(server.peers)) == 4, server.peers
 
 
+def test_a_lobby_s_first_join_goes_to_the_first_of_its_shuffled_addresses(
+    serve: Callable[..., Scripted],
+) -> None:
+    """Bots given the same servers spread over them: each lobby's first join goes to the first
+    address of its own shuffled list, not where `round_robin` would send a new channel's first
+    call (the server it reached first, the same one for most bots that start together); the later
+    joins share the balanced channel."""
+
+    def script(index: int, bot: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
+        next(bot)
+        yield out(match_end=pb.MatchEnd(scores=[index, 0, 0], termination="completed"))
+
+    servers = [serve(script) for _ in range(2)]
+    by_address = {server.address: server for server in servers}
+    for _ in range(8):
+        lobby = Lobby(random_bot.decide, address=list(by_address), bot_token="t")
+        first = lobby._lobby_channel()
+        called = {address: len(server.calls) for address, server in by_address.items()}
+        try:
+            play = first.stream_stream(
+                "/grosstarock.arena.v1.BotService/Play",
+                request_serializer=pb.BotMessage.SerializeToString,
+                response_deserializer=pb.ServerMessage.FromString,
+            )
+            list(play(iter([pb.BotMessage(hello=pb.Hello(bot_name="b"))]), timeout=10))
+        finally:
+            first.close()
+        reached = [a for a, server in by_address.items() if len(server.calls) > called[a]]
+        assert reached == [lobby.addresses[0]], (reached, lobby.addresses)
+        lobby.result.joins = 1  # a join was made: the next ones balance over both servers
+        assert lobby._lobby_channel() is lobby._channel is not None
+        lobby._channel.close()
+
+
 @pytest.mark.parametrize(
     "code",
     [grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT],

@@ -31,12 +31,12 @@ in flight are played to their end first: a bot that leaves mid-match is faulted.
 
 Several servers (an arena of servers sharing one store, docs/ARENA.md): give `address` as a list, or
 as one string with commas (``"10.0.0.1:50051,10.0.0.2:50051"``; so does ``ARENA_ADDRESS``). When
-every address is an IP literal (no TLS), the lobby uses ONE channel with gRPC's own client-side load
-balancing, ``round_robin``: each join goes to the next server that is up, and a server that fails is
-skipped until it is back. Otherwise (host names, TLS) the SDK rotates itself: after a broken lobby
-stream it joins the next address. Either way the list is shuffled first, so bots spread over the
-servers. A match is played on the server its `Seated.address` names (the table's host), else on the
-lobby's.
+every address is an IP literal (no TLS), the lobby's joins after the first use ONE channel with
+gRPC's own client-side load balancing, ``round_robin``: each join goes to the next server that is
+up, and a server that fails is skipped until it is back. Otherwise (host names, TLS) the SDK rotates
+itself: after a broken lobby stream it joins the next address. Either way the list is shuffled
+first and the first join goes to its first address, so bots spread over the servers. A match is
+played on the server its `Seated.address` names (the table's host), else on the lobby's.
 """
 
 from __future__ import annotations
@@ -355,7 +355,10 @@ class Lobby:
         return None
 
     def _lobby_channel(self) -> grpc.Channel:
-        if self._balanced is None:
+        # The first join goes to the first address of the shuffled list, on a channel of its own:
+        # `round_robin` would send it to whichever server it reached first, the same one for most
+        # bots that start together. Later joins balance, skipping a server that is down.
+        if self._balanced is None or self.result.joins == 0:
             return open_channel(self.addresses[self._current])
         if self._channel is None:
             self._channel = grpc.insecure_channel(
