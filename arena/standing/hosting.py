@@ -19,7 +19,7 @@ from ..v1 import arena_pb2 as pb
 from .cluster import BookedTable, Cluster, TakenForDeadError
 from .records import now_ms
 from .results import RETRY_S, Results
-from .state import ArenaMatch, LobbyState
+from .state import ArenaMatch, LobbyState, log_failure
 from .store import is_outage
 
 log = structlog.get_logger()
@@ -196,12 +196,3 @@ class Hosting:
                         "match of a dead server recorded as aborted", match_id=match_id, reason=reason
                     )
             await trio.sleep(self.state.config.heartbeat_s)
-
-
-def log_failure(event: str, exc: Exception) -> None:
-    """A store that does not answer is an outage to wait out (a warning, without a traceback);
-    anything else is a fault of the server's, logged with its traceback."""
-    if is_outage(exc):
-        log.warning(event, error=str(exc).strip())
-    else:
-        log.error(event, exc_info=exc)

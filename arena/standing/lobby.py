@@ -27,12 +27,12 @@ from ..referee.seat import CloseReason
 from ..v1 import arena_pb2 as pb
 from .cluster import Cluster, TakenForDeadError
 from .config import ArenaConfig
-from .hosting import Hosting, log_failure
+from .hosting import Hosting
 from .joining import DRAINING, Joins, Refusal
 from .matchmaking import pair_key
 from .pending import Journal
 from .results import RECORD_TIMEOUT_S, RETRY_S, Results
-from .state import LobbyLink, LobbyState, LobbyStream
+from .state import LobbyLink, LobbyState, LobbyStream, log_failure
 from .store import BotRecord, Pause, Store, is_outage
 from .tables import Tables
 

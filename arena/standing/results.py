@@ -27,7 +27,7 @@ from ..replay.summary import read_results
 from .cluster import Cluster, TakenForDeadError, release_places
 from .luck import adjusted_points
 from .pending import Journal, PendingRecord
-from .state import ArenaMatch, LobbyState
+from .state import ArenaMatch, LobbyState, log_failure
 from .store import MatchResult, NotRunningError, Pause, SeatResult, now_ms
 
 log = structlog.get_logger()
@@ -150,16 +150,17 @@ class Results:
         bound = log.bind(match_id=record.match_id)
         try:
             try:
-                await self._store(record)
-            except NotRunningError:
-                found = await self.state.db(self.state.store.match_state, record.match_id)
-                if found == "finished":
-                    bound.info("result already recorded")  # an earlier try's commit went through
-                else:
-                    bound.warning("not recorded: the store has the match as " + (found or "unknown"))
-            except TakenForDeadError:
-                bound.warning("not recorded: this server was taken for dead and its matches aborted")
-            except Exception as exc:
+                try:
+                    await self._store(record)
+                except NotRunningError:
+                    found = await self.state.db(self.state.store.match_state, record.match_id)
+                    if found == "finished":
+                        bound.info("result already recorded")  # an earlier try's commit went through
+                    else:
+                        bound.warning("not recorded: the store has the match as " + (found or "unknown"))
+                except TakenForDeadError:
+                    bound.warning("not recorded: this server was taken for dead and its matches aborted")
+            except Exception as exc:  # no answer to the record, or to the look at a refused one
                 if record.match_id not in self._waiting:
                     self._waiting.add(record.match_id)
                     bound.warning("result kept on disk until the store answers", error=str(exc))
@@ -217,8 +218,8 @@ class Results:
             await trio.sleep(RETRY_S)
             try:
                 await self.settle_all()
-            except Exception:  # never stop retrying: the next pass may do
-                log.exception("cannot read the pending results")
+            except Exception as exc:  # never stop retrying: the next pass may do
+                log_failure("cannot read the pending results", exc)
 
     async def pending(self) -> int:
         """How many records wait in the journal."""

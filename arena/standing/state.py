@@ -140,3 +140,12 @@ class LobbyState:
             )
             self.streams.pop(stream.link.id, None)
         log.warning("bot paused", bot=pause.bot, reason=pause.reason, until_ms=pause.until_ms)
+
+
+def log_failure(event: str, exc: Exception) -> None:
+    """A store that does not answer is an outage to wait out (a warning, without a traceback);
+    anything else is a fault of the server's, logged with its traceback."""
+    if is_outage(exc):
+        log.warning(event, error=str(exc).strip())
+    else:
+        log.error(event, exc_info=exc)

@@ -285,3 +285,37 @@ def test_a_bot_on_several_streams_never_exceeds_its_match_limit() -> None:
     trio.run(seat)
     assert len(hub.started) == 1  # the second table, with greedy again, waits
     assert "greedy" in hub.started[0] and lobby.running_by_bot["greedy"] == 2
+
+
+def test_a_store_gone_while_a_refused_result_is_looked_at_keeps_it_on_disk(tmp_path: Path) -> None:
+    """The store refuses a pending record (its match is not running there) and is gone before the
+    look at what it has: the record stays in the journal, as for any record the store did not
+    answer, with a warning; not an error out of the settling loop (a database outage is waited
+    out, and the next pass retries)."""
+    from structlog.testing import capture_logs
+
+    from arena.standing.pending import Journal, PendingRecord
+    from arena.standing.results import Results
+    from arena.standing.store import StoreUnavailableError
+
+    class Gone:  # the store's edge: it answers the record, then nothing
+        def abort_match(self, *args: Any) -> bool:
+            return False  # "not running": the look at the match comes next
+
+        def match_state(self, match_id: str) -> str:
+            raise StoreUnavailableError("cannot connect: the database system is shutting down")
+
+    async def db(fn: Any, *args: Any) -> Any:
+        return fn(*args)
+
+    state: Any = SimpleNamespace(store=Gone(), cluster=None, db=db)
+    journal = Journal(tmp_path)
+    record = PendingRecord(match_id="m1", kind="abort", variant="grosstarock", bots=["a", "b"], ended_ms=1)
+    journal.save(record)
+    results = Results(state, journal)
+    with capture_logs() as logs:
+        assert trio.run(results.settle_all) is False
+    assert [r.match_id for r in journal.load()] == ["m1"]
+    assert [(entry["log_level"], entry["event"]) for entry in logs] == [
+        ("warning", "result kept on disk until the store answers")
+    ]
