@@ -612,28 +612,33 @@ def test_a_sequence_of_matches_keeps_its_connection_until_a_stream_breaks(
     assert [r.scores[0] for r in results] == [0, 2, 3] and [r.reconnects for r in results] == [0, 1, 0]
 
 
+def _ends_at_once(index: int, bot: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
+    next(bot)
+    yield out(match_end=pb.MatchEnd(scores=[index, 0, 0], termination="completed"))
+
+
+def _say_hello(channel: grpc.Channel) -> pb.ServerMessage:
+    """A `Play` stream on `channel` that says Hello; the one message the server answers."""
+    play = channel.stream_stream(
+        "/grosstarock.arena.v1.BotService/Play",
+        request_serializer=pb.BotMessage.SerializeToString,
+        response_deserializer=pb.ServerMessage.FromString,
+    )
+    [answer] = list(play(iter([pb.BotMessage(hello=pb.Hello(bot_name="b"))]), timeout=10))
+    return answer
+
+
 def test_every_channel_the_sdk_opens_has_a_connection_of_its_own(serve: Callable[..., Scripted]) -> None:
     """Live channels to one address, two from `open_channel` and the balanced channels of two
     lobbies: without a subchannel pool of their own, gRPC's core would carry them on one
     connection, and a bot dialling again after a broken stream would get the old connection back."""
-
-    def script(index: int, bot: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
-        next(bot)
-        yield out(match_end=pb.MatchEnd(scores=[index, 0, 0], termination="completed"))
-
-    server = serve(script)
+    server = serve(_ends_at_once)
     lobbies = [Lobby(random_bot.decide, address=[server.address] * 2, bot_token="t") for _ in range(2)]
     channels = [open_channel(server.address) for _ in range(2)]
     channels += [lobby._lobby_channel() for lobby in lobbies]
     try:
         for channel in channels:  # all stay open: each is dialled while the others live
-            play = channel.stream_stream(
-                "/grosstarock.arena.v1.BotService/Play",
-                request_serializer=pb.BotMessage.SerializeToString,
-                response_deserializer=pb.ServerMessage.FromString,
-            )
-            [ended] = list(play(iter([pb.BotMessage(hello=pb.Hello(bot_name="b"))]), timeout=10))
-            assert ended.WhichOneof("kind") == "match_end"
+            assert _say_hello(channel).WhichOneof("kind") == "match_end"
     finally:
         for channel in channels:
             channel.close()
@@ -647,24 +652,14 @@ def test_a_lobby_s_first_join_goes_to_the_first_of_its_shuffled_addresses(
     address of its own shuffled list, not where `round_robin` would send a new channel's first
     call (the server it reached first, the same one for most bots that start together); the later
     joins share the balanced channel."""
-
-    def script(index: int, bot: Iterator[pb.BotMessage], context: grpc.ServicerContext) -> Iterator[bytes]:
-        next(bot)
-        yield out(match_end=pb.MatchEnd(scores=[index, 0, 0], termination="completed"))
-
-    servers = [serve(script) for _ in range(2)]
+    servers = [serve(_ends_at_once) for _ in range(2)]
     by_address = {server.address: server for server in servers}
     for _ in range(8):
         lobby = Lobby(random_bot.decide, address=list(by_address), bot_token="t")
         first = lobby._lobby_channel()
         called = {address: len(server.calls) for address, server in by_address.items()}
         try:
-            play = first.stream_stream(
-                "/grosstarock.arena.v1.BotService/Play",
-                request_serializer=pb.BotMessage.SerializeToString,
-                response_deserializer=pb.ServerMessage.FromString,
-            )
-            list(play(iter([pb.BotMessage(hello=pb.Hello(bot_name="b"))]), timeout=10))
+            _say_hello(first)
         finally:
             first.close()
         reached = [a for a, server in by_address.items() if len(server.calls) > called[a]]

@@ -14,11 +14,21 @@ from typing import Any
 
 import pytest
 import trio
+from structlog.testing import capture_logs
 
 from arena.standing.config import ArenaConfig
 from arena.standing.joining import JoinBucket
 from arena.standing.matchmaking import Candidate, form_tables, pair_key
-from arena.standing.store import MatchResult, SeatResult, Store, StoreError, hash_token
+from arena.standing.pending import Journal, PendingRecord
+from arena.standing.results import Results
+from arena.standing.store import (
+    MatchResult,
+    SeatResult,
+    Store,
+    StoreError,
+    StoreUnavailableError,
+    hash_token,
+)
 
 
 @pytest.fixture
@@ -292,12 +302,6 @@ def test_a_store_gone_while_a_refused_result_is_looked_at_keeps_it_on_disk(tmp_p
     look at what it has: the record stays in the journal, as for any record the store did not
     answer, with a warning; not an error out of the settling loop (a database outage is waited
     out, and the next pass retries)."""
-    from structlog.testing import capture_logs
-
-    from arena.standing.pending import Journal, PendingRecord
-    from arena.standing.results import Results
-    from arena.standing.store import StoreUnavailableError
-
     class Gone:  # the store's edge: it answers the record, then nothing
         def abort_match(self, *args: Any) -> bool:
             return False  # "not running": the look at the match comes next
