@@ -32,14 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from arena_bot.match import OWN_CONNECTION
 
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 from .common import driver_spec
-
-# Without it, channels to one address share a TCP connection; a bot has its own.
-CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
 
 
 def lobby_targets(addresses: list[str], index: int) -> list[tuple[str, tuple[tuple[str, Any], ...]]]:
@@ -47,10 +45,10 @@ def lobby_targets(addresses: list[str], index: int) -> list[tuple[str, tuple[tup
     address as it is; with several (IPv4 literals, host:port), its own server's, then all of them
     as one `ipv4:` target balanced by `round_robin`."""
     if len(addresses) == 1:
-        return [(addresses[0], CHANNEL_OPTIONS)]
+        return [(addresses[0], OWN_CONNECTION)]
     balanced = "ipv4:" + ",".join(addresses)
     own = addresses[index % len(addresses)]
-    return [(own, CHANNEL_OPTIONS), (balanced, (*CHANNEL_OPTIONS, ("grpc.lb_policy_name", "round_robin")))]
+    return [(own, OWN_CONNECTION), (balanced, (*OWN_CONNECTION, ("grpc.lb_policy_name", "round_robin")))]
 
 
 class _Driver:
@@ -81,7 +79,7 @@ class _Driver:
             return pb_grpc.BotServiceStub(lobby_channel)  # type: ignore[no-untyped-call]
         channel = self.play_channels.get((index, address))
         if channel is None:
-            channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            channel = grpc.aio.insecure_channel(address, options=OWN_CONNECTION)
             self.play_channels[(index, address)] = channel
         return pb_grpc.BotServiceStub(channel)  # type: ignore[no-untyped-call]
 

@@ -302,6 +302,7 @@ def test_a_store_gone_while_a_refused_result_is_looked_at_keeps_it_on_disk(tmp_p
     look at what it has: the record stays in the journal, as for any record the store did not
     answer, with a warning; not an error out of the settling loop (a database outage is waited
     out, and the next pass retries)."""
+
     class Gone:  # the store's edge: it answers the record, then nothing
         def abort_match(self, *args: Any) -> bool:
             return False  # "not running": the look at the match comes next
