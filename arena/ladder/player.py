@@ -21,7 +21,7 @@ import trio
 
 from ..live import Hub
 from ..referee.runner import MatchConfig, MatchRunner
-from ..replay.summary import DealRow, FaultRow, read_results
+from ..replay.summary import DealRow, FaultRow
 from ..sandbox import SOCKET_PATH, Sandbox
 from ..server.inprocess import InProcessBot, InProcessLink, load_bot, seat_inprocess
 from ..server.local import BotProcess, bot_environment
@@ -248,7 +248,7 @@ class MatchPlayer:
                         await persistent.stop()
         played.finished = time.time()
         if runner.replay_path is not None:
-            results = read_results(runner.replay_path, len(scheduled.bots))
+            results = runner.results  # what the replay says, counted as it was written
             played.deals, played.faults, played.hellos = results.deals, results.faults, results.hellos
             played.seat_decisions = results.decisions
             if runner.abort_reason:  # a deal left int64 (referee/limits.py): the store keeps those that fit

@@ -51,6 +51,7 @@ from ..replay.log import (
     ReplayWriter,
     Termination,
 )
+from ..replay.summary import Results
 from ..v1 import arena_pb2 as pb
 from .cpuclock import CpuClock, CpuMeter, cpu_clock_header, late_detail
 from .limits import OutOfRange, check_deal, match_end_line, match_end_message
@@ -150,6 +151,9 @@ class MatchRunner(LinkHost):
         self.decisions = 0
         self._writer: ReplayWriter | None = None  # opened when the match runs
         self._early: list[dict[str, Any]] = []  # lines of before that, written after the header
+        # What the replay says of the results, counted as its lines are written: what
+        # `read_results` would read back from the finished log, without reading it.
+        self.results = Results.empty(len(self.seats))
         # The decision in progress is woken at `_alarm` (trio time) by the watchdog task.
         self._alarm = math.inf
         self._alarm_scope: trio.CancelScope | None = None
@@ -236,6 +240,7 @@ class MatchRunner(LinkHost):
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
             self._writer.write(line)
+            self.results.add(line)
         else:  # a bot that said Hello before `run` opened the log
             self._early.append(line)
 
@@ -417,6 +422,7 @@ class MatchRunner(LinkHost):
             record = deal_record(state, deal)
             assert self._writer is not None  # opened by `run`
             self._writer.write_json(deal_line(deal, record, state.history, notes, list(match.scores)))
+            self.results.add_deal(deal, record["result"], {seat for seat, _ in state.history})
             check_deal(match, result, deal)  # exact in the replay; beyond int64, never sent wrapped
             self.broadcast(
                 pb.Event(
@@ -446,6 +452,7 @@ class MatchRunner(LinkHost):
         if fault is None and self._writer is not None and decision.cpu_ms is None:  # the common line
             latency = latency_fields(decision.rtt_ms, decision.allowance_ms) if allowance_on else ""
             self._writer.write_json(action_line(deal, step, seat, action, think_ms, latency))
+            self.results.decisions[seat] += 1
             return
         line = {"type": "action", "deal": deal, "step": step, "seat": seat, "action": action.to_dict()}
         line.update(note)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -38,6 +39,40 @@ class Results:
     # seat that never said Hello, and for every seat of a version 1 log, which has no hello lines.
     hellos: list[tuple[str, str]]
 
+    @classmethod
+    def empty(cls, seats: int) -> Results:
+        return cls([], [], [0] * seats, [("", "")] * seats)
+
+    def add(self, line: dict[str, Any]) -> None:
+        """Count one line of the log (decoded); lines of other types change nothing. The referee
+        counts the lines it writes here too (`MatchRunner.results`), as it writes them."""
+        kind = line["type"]
+        if kind == "deal":
+            record = line["record"]
+            self.add_deal(line["deal"], record["result"], {action["seat"] for action in record["actions"]})
+        elif kind == "action":
+            self.decisions[line["seat"]] += 1
+            if "fault" in line:
+                fault = line["fault"]
+                row = FaultRow(line["seat"], fault["kind"], fault["detail"], line["deal"], line["step"])
+                self.faults.append(row)
+        elif kind == "fault":
+            self.faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
+        elif kind == "hello" and 0 <= line["seat"] < len(self.hellos):
+            self.hellos[line["seat"]] = (str(line["bot_name"]), str(line["bot_version"]))
+
+    def add_deal(self, deal: int, result: dict[str, Any], acted: set[int]) -> None:
+        """A `deal` line: its index, its record's `result` and the seats that acted in it."""
+        self.deals.append(
+            DealRow(
+                deal=deal,
+                points=list(result["deltas"]),
+                card_points=list(result["card_points"]),
+                annulled=bool(result["annulled"]),
+                active=[seat in acted for seat in range(len(self.decisions))],
+            )
+        )
+
 
 _ACTION = '{"type":"action","deal":'
 
@@ -45,7 +80,7 @@ _ACTION = '{"type":"action","deal":'
 def read_results(path: Path, seats: int) -> Results:
     """The deals, the faults, each seat's decisions and its bot's last Hello of a finished match,
     from its replay log (replays/FORMAT.md), in one pass."""
-    results = Results([], [], [0] * seats, [("", "")] * seats)
+    results = Results.empty(seats)
     with path.open(encoding="utf-8") as lines:
         for text in lines:
             if text.startswith(_ACTION) and '"fault":' not in text:
@@ -55,30 +90,5 @@ def read_results(path: Path, seats: int) -> Results:
                 if seat.isdigit() and int(seat) < seats:
                     results.decisions[int(seat)] += 1
                     continue
-            line = json.loads(text)
-            kind = line["type"]
-            if kind == "deal":
-                record = line["record"]
-                result = record["result"]
-                acted = {action["seat"] for action in record["actions"]}
-                results.deals.append(
-                    DealRow(
-                        deal=line["deal"],
-                        points=list(result["deltas"]),
-                        card_points=list(result["card_points"]),
-                        annulled=bool(result["annulled"]),
-                        active=[seat in acted for seat in range(seats)],
-                    )
-                )
-            elif kind == "action":
-                results.decisions[line["seat"]] += 1
-                if "fault" in line:
-                    fault = line["fault"]
-                    results.faults.append(
-                        FaultRow(line["seat"], fault["kind"], fault["detail"], line["deal"], line["step"])
-                    )
-            elif kind == "fault":
-                results.faults.append(FaultRow(line["seat"], line["kind"], line["detail"]))
-            elif kind == "hello" and 0 <= line["seat"] < seats:
-                results.hellos[line["seat"]] = (str(line["bot_name"]), str(line["bot_version"]))
+            results.add(json.loads(text))
     return results

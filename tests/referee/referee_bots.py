@@ -21,6 +21,7 @@ import trio.testing
 from arena.engine import find_variant
 from arena.referee.runner import MatchConfig, MatchRunner
 from arena.referee.seat import CloseReason, TimeControl
+from arena.replay.summary import read_results
 from arena.v1 import arena_pb2 as pb
 
 NOT_AN_ACTION = pb.Action(type="nonsense")  # refused as malformed (rule "protocol")
@@ -178,6 +179,8 @@ def play(
             await runner.done.wait()
             nursery.cancel_scope.cancel()
         assert runner.replay_path is not None
+        # Every match of these tests: what the referee counted as it wrote is what its log says.
+        assert runner.results == read_results(runner.replay_path, len(runner.seats))
         lines = [json.loads(line) for line in runner.replay_path.read_text().splitlines()]
         return Played(runner, lines, list(bots), trio.current_time())
 

@@ -12,7 +12,7 @@ import trio.testing
 from referee_bots import NOT_AN_ACTION, Bot, MemoryLink, config, play
 
 from arena.engine import Match, find_variant
-from arena.referee.runner import MatchRunner
+from arena.referee.runner import MatchConfig, MatchRunner
 from arena.referee.seat import CloseReason, TimeControl
 from arena.v1 import arena_pb2 as pb
 
@@ -302,3 +302,24 @@ def test_the_end_hook_runs_with_the_replay_complete_before_any_bot_hears_the_mat
     assert seen == [(True, 0)]
     assert str(runner.termination) == "completed"
     assert all(len(bot.link.of_kind("match_end")) == 1 for bot in bots)
+
+
+def test_the_results_the_referee_counts_as_it_writes_are_what_its_log_says(tmp_path: Path) -> None:
+    # Four seats of german-1754 (one sits out each deal), a seat that never says Hello, a protocol
+    # fault and a rejected answer: `play` checks `runner.results` against `read_results` of the log.
+    variant = find_variant("german-1754", {"players": "4"})
+    cfg = MatchConfig(variant, 2, 5, ("a", "b", "c", "d"), TC, start_timeout_s=30.0, reconnect_grace_s=5.0)
+
+    class Flooding(Bot):
+        def dial(self, runner: MatchRunner, seat: int) -> MemoryLink:
+            link = super().dial(runner, seat)
+            runner.deliver(seat, link, pb.BotMessage())  # an empty message: a protocol fault
+            return link
+
+    played = play(tmp_path, cfg, [invalid_then_legal(1), Bot(), Flooding(), Bot(connect=False)])
+    results = played.runner.results
+    assert [row.active.count(False) for row in results.deals] == [1, 1]
+    assert results.hellos == [("memory", "1")] * 3 + [("", "")]
+    assert results.faults[0].kind == "protocol" and results.faults[0].deal is None
+    assert {fault.seat for fault in results.faults} == {2, 3}
+    assert sum(results.decisions) == played.runner.decisions == len(played.actions())
