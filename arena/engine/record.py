@@ -28,8 +28,10 @@ class RecordError(EngineError):
         self.rule = rule
 
 
-def deal_record(state: DealState, deal: int | None = None) -> dict[str, Any]:
-    """The record of `state`; `deal` is its index in a match, if it belongs to one."""
+def deal_record(state: DealState, deal: int | None = None, *, actions: bool = True) -> dict[str, Any]:
+    """The record of `state`; `deal` is its index in a match, if it belongs to one. With `actions`
+    false its `actions` list is left empty, for a caller that encodes `state.history` in its place
+    itself (the replay's deal line, arena/referee/record.py)."""
     record: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -40,7 +42,7 @@ def deal_record(state: DealState, deal: int | None = None) -> dict[str, Any]:
         "pots": dict(state.pots_start),
         "stakes": state.stakes,
         "deck": [str(c) for c in state.deck],
-        "actions": [{"seat": seat, **action.to_dict()} for seat, action in state.history],
+        "actions": [{"seat": seat, **action.to_dict()} for seat, action in state.history] if actions else [],
     }
     if deal is not None:
         record["deal"] = deal

@@ -41,6 +41,12 @@ _ACTIONS_MARK = "\x00actions"
 _ACTIONS_JSON = _ENCODE_LINE(_ACTIONS_MARK)
 
 
+@lru_cache(maxsize=16384)  # a few hundred actions by a few seats
+def _entry_head(seat: int, action: Action) -> str:
+    """A deal line's action entry up to its time: `{"seat":…,<the action's fields>,"think_ms":`."""
+    return f'{{"seat":{seat},{_action_json(action)[1:-1]},"think_ms":'
+
+
 def deal_line(
     deal: int,
     record: dict[str, Any],
@@ -49,15 +55,16 @@ def deal_line(
     scores: list[int],
 ) -> str:
     """The replay's `deal` line, as `ReplayWriter.write` encodes `{"type": "deal", "deal": deal,
-    "record": record, "scores": scores}` once each entry of the record's actions has its decision's
-    note (`history` holds the same actions): an entry with only its time is encoded by hand, from
-    `_action_json` (a deal has about ninety), any other by the encoder."""
-    entries = []
-    for (seat, action), entry, note in zip(history, record["actions"], notes, strict=True):
-        if len(note) == 1 and "think_ms" in note:
-            entries.append(f'{{"seat":{seat},{_action_json(action)[1:-1]},"think_ms":{note["think_ms"]}}}')
-        else:
-            entries.append(_ENCODE_LINE({**entry, **note}))
+    "record": record, "scores": scores}` once the record has its `actions`: an entry for each action
+    of `history`, `{"seat": …, **action.to_dict(), **note}` with its decision's note. `record` is
+    `deal_record(state, deal, actions=False)`. An entry with only its time is encoded by hand (a
+    deal has about ninety), any other by the encoder."""
+    entries = [
+        f"{_entry_head(seat, action)}{note['think_ms']}}}"
+        if len(note) == 1 and "think_ms" in note
+        else _ENCODE_LINE({"seat": seat, **action.to_dict(), **note})
+        for (seat, action), note in zip(history, notes, strict=True)
+    ]
     line = _ENCODE_LINE(
         {"type": "deal", "deal": deal, "record": {**record, "actions": _ACTIONS_MARK}, "scores": scores}
     )

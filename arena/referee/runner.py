@@ -419,7 +419,7 @@ class MatchRunner(LinkHost):
                     trick = state.tricks[-1]
                     self.broadcast(trick_completed_event(deal, trick.number, trick.winner))
             result = match.finish_deal(state)
-            record = deal_record(state, deal)
+            record = deal_record(state, deal, actions=False)  # `deal_line` adds them
             assert self._writer is not None  # opened by `run`
             self._writer.write_json(deal_line(deal, record, state.history, notes, list(match.scores)))
             self.results.add_deal(deal, record["result"], {seat for seat, _ in state.history})

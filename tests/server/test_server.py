@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import threading
@@ -17,8 +18,8 @@ import trio.testing
 from support import cards_in
 from support.server import FAST, bot, config, faults_in, read_replay
 
-from arena.engine import Action, Card, DealState, find_variant, replay_record
-from arena.referee.record import action_line
+from arena.engine import Action, Card, DealState, Match, deal_record, find_variant, replay_record
+from arena.referee.record import action_line, deal_line
 from arena.referee.runner import MatchConfig
 from arena.referee.seat import ALARM, Inbox, InboxItem, LinkChange, TimeControl
 from arena.replay.log import ReplayWriter
@@ -165,6 +166,23 @@ def test_every_replay_line_of_a_match_is_encoded_as_json_dumps_encodes_it(tmp_pa
     assert {"header", "hello", "deal_start", "action", "deal", "match_end"} <= kinds
     for line in lines:
         assert line == json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False)
+
+
+def test_the_deal_line_is_the_record_with_each_action_and_its_note() -> None:
+    """`deal_line` encodes the actions itself, from the history: the line must be the record
+    `deal_record` makes with them, each entry with its decision's note (a fault's too)."""
+    match = Match(find_variant("american"), seed=4, deals=1)
+    state = match.start_deal()
+    rng = random.Random(4)
+    while not state.is_terminal():
+        state.apply(rng.choice(state.legal_actions()))
+    notes: list[dict[str, Any]] = [{"think_ms": step * 7} for step in range(len(state.history))]
+    notes[2] = {"think_ms": 2000, "fault": {"kind": "timeout", "detail": "2000 ms (the limit is 2000 ms)"}}
+    record = deal_record(state, 0)
+    record["actions"] = [{**entry, **note} for entry, note in zip(record["actions"], notes, strict=True)]
+    expected = {"type": "deal", "deal": 0, "record": record, "scores": [1, -2, 3, -2]}
+    line = deal_line(0, deal_record(state, 0, actions=False), state.history, notes, [1, -2, 3, -2])
+    assert line == json.dumps(expected, separators=(",", ":"), ensure_ascii=False)
 
 
 def test_an_inbox_hands_items_to_its_one_waiting_task_and_is_bounded() -> None:
