@@ -9,8 +9,8 @@ In one run, alternating sides where they are compared:
    its referee processes and bots included (a busy machine's scheduler gives four busy
    processes more of its cores than one, which skews the rates, not the CPU per deal);
 2. three in-process random bots on one referee process (one core, two matches at a time)
-   against the engine's own random play (`benchmarks.engine.bench_engine`, one core): deals per
-   second, and the ratio;
+   against the engine's own random play (`benchmarks.engine.bench_engine`, one core), twice each
+   in ABBA order: deals per second (means), and the ratio;
 3. where an in-process deal's time goes: one match of the random bots (a `MatchRunner` and its
    in-process seats, no server), timed, then played again under cProfile, whose split of the time
    into the engine, building requests, the bot (parsing the request and the SDK's logic
@@ -207,11 +207,21 @@ def bench_inprocess(deal_sets: int, deals: int, engine_s: float, profile_deals: 
                 example[way].append(found)
                 cpu[way].append(spent)
         # One referee process (one core) with two matches at a time: one plays while the other's
-        # finished replay is synced to disk.
-        randoms = ladder_config(base, "randoms", RANDOMS, "inprocess", referees=1, **common)
-        random_rate = deals_per_s(randoms)
-        engine = bench_engine(find_variant("grosstarock"), engine_s, anchor=False)
-    engine_rate = rate(engine.deals, engine.seconds)
+        # finished replay is synced to disk. Alternated with the engine's random play (ABBA): a
+        # shared machine's speed drifts by a fifth within minutes.
+        random_rates: list[float] = []
+        engine_rates: list[float] = []
+        for round_ in range(2):
+            for side in ("engine", "ladder") if round_ == 0 else ("ladder", "engine"):
+                if side == "ladder":
+                    name = f"randoms-{round_}"
+                    randoms = ladder_config(base, name, RANDOMS, "inprocess", referees=1, **common)
+                    random_rates.append(deals_per_s(randoms))
+                else:
+                    engine = bench_engine(find_variant("grosstarock"), engine_s, anchor=False)
+                    engine_rates.append(rate(engine.deals, engine.seconds))
+    random_rate = sum(random_rates) / len(random_rates)
+    engine_rate = sum(engine_rates) / len(engine_rates)
     bare_ms = min(bare_loop(profile_deals)[0] for _ in range(3)) * 1000 / profile_deals
     rates = {way: round(sum(found) / len(found), 1) for way, found in example.items()}
     cpu_ms = {way: round(sum(found) / len(found), 2) for way, found in cpu.items()}
