@@ -116,6 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(run=_cmd_bench_inprocess, parser=bench)
 
     bench = targets.add_parser(
+        "instructions",
+        help="instructions per deal (valgrind's callgrind): engine, bare loop, in-process match",
+        description="Instructions per deal, counted by callgrind in a process of its own for each: the "
+        "engine's random play, the bare loop and a MatchRunner of three in-process random bots; and each to "
+        "the engine's. Unlike a rate, a count does not drift with a shared machine's load. Needs valgrind.",
+    )
+    bench.add_argument("--deals", type=positive_int, default=40, metavar="N", help="per workload (40)")
+    bench.add_argument("--json", action="store_true")
+    bench.set_defaults(run=_cmd_bench_instructions, parser=bench)
+
+    bench = targets.add_parser(
         "replay",
         help="`arena replay verify` against `python -m benchmarks engine`, in actions per second",
         description="Verify replay logs in a loop and play random deals through the engine for as long, "
@@ -497,6 +508,18 @@ def _cmd_bench_inprocess(args: argparse.Namespace) -> int:
 
     configure(logging.WARNING)  # the numbers are the output
     report(bench_inprocess(args.deal_sets, args.deals, args.seconds, args.profile_deals), args.json)
+    return 0
+
+
+def _cmd_bench_instructions(args: argparse.Namespace) -> int:
+    from .common import report
+    from .instructions import ValgrindMissing, bench_instructions
+
+    try:
+        measured = bench_instructions(args.deals)
+    except ValgrindMissing as exc:
+        raise CliError(str(exc)) from None
+    report(measured, args.json)
     return 0
 
 

@@ -53,7 +53,7 @@ def test_every_target_prints_its_help() -> None:
     targets = {path[0] for path, _ in commands if path}
     assert targets == {
         *("engine", "server", "ladder", "replay", "arena", "research", "web", "bot", "strength", "inprocess"),
-        *("sandbox", "luck", "decide"),
+        *("sandbox", "luck", "decide", "instructions"),
     }
     for path, parser in commands:
         assert parser.format_help().startswith("usage: python -m benchmarks"), path
