@@ -117,10 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = targets.add_parser(
         "instructions",
-        help="instructions per deal (valgrind's callgrind): engine, bare loop, in-process match",
+        help="instructions per deal (valgrind's callgrind): engine, bare loop, in-process match and ladder",
         description="Instructions per deal, counted by callgrind in a process of its own for each: the "
-        "engine's random play, the bare loop and a MatchRunner of three in-process random bots; and each to "
-        "the engine's. Unlike a rate, a count does not drift with a shared machine's load. Needs valgrind.",
+        "engine's random play, the bare loop, a MatchRunner of three in-process random bots and their "
+        "ladder; and each to the engine's. Unlike a rate, a count does not drift with a shared machine's "
+        "load. Needs valgrind.",
     )
     bench.add_argument("--deals", type=positive_int, default=40, metavar="N", help="per workload (40)")
     bench.add_argument("--json", action="store_true")

@@ -11,10 +11,13 @@ warm-up deal outside the count):
 - `bare loop`: `benchmarks.inprocess.bare_loop`, the same deals as the match with only what a
   decision cannot skip while its bots receive the protocol's messages;
 - `match`: `benchmarks.inprocess.play_random`, a `MatchRunner` with three in-process random bots
-  (its replay written to a temporary folder).
+  (its replay written to a temporary folder);
+- `ladder`: the ladder of those bots that `python -m benchmarks inprocess` times (one referee, two
+  matches at a time, 3 deals a match), about as many deals in whole deal sets of 18, its server,
+  database and per-match work included.
 
-Printed: instructions per deal of each, and each to the engine's (the instruction analogue of
-`random_inprocess_to_engine` and `bare_loop_to_engine` in `python -m benchmarks inprocess`).
+Printed: instructions per deal of each, and each to the engine's (the instruction analogues of
+`bare_loop_to_engine` and `random_inprocess_to_engine` in `python -m benchmarks inprocess`).
 An instruction is not a fixed time: cache misses and waits on the disk (the replay's fsync) are
 not in the count, so it is the CPU work, not the wall clock. Needs valgrind (`.ci/apt-packages`).
 """
@@ -29,7 +32,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-WORKLOADS = ("engine", "bare loop", "match")
+WORKLOADS = ("engine", "bare loop", "match", "ladder")
+LADDER_DEAL_SET = 18  # deals: 6 seatings of 3 bots, 3 deals a match
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -41,15 +45,31 @@ def _callgrind_control(*args: str) -> None:
     subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True, capture_output=True)
 
 
+def ladder_deal_sets(deals: int) -> int:
+    return max(1, round(deals / LADDER_DEAL_SET))
+
+
+def workload_deals(workload: str, deals: int) -> int:
+    """The deals `workload` plays when asked for `deals` (a ladder plays whole deal sets)."""
+    return ladder_deal_sets(deals) * LADDER_DEAL_SET if workload == "ladder" else deals
+
+
 def play(workload: str, deals: int) -> None:
     """In a process under callgrind: set up, warm up, then play `deals` deals of `workload` with
     the count on."""
+    import logging
+    from functools import partial
+
     import trio
 
     from arena.engine import find_variant
+    from arena.ladder.run import run_ladder
+    from arena.logs import configure
 
     from .engine import fresh_deal
-    from .inprocess import bare_loop, play_random
+    from .inprocess import RANDOMS, bare_loop, ladder_config, play_random
+
+    configure(logging.WARNING)  # as `python -m benchmarks inprocess` runs them
 
     with tempfile.TemporaryDirectory(prefix="arena-bench-instructions-") as tmp:
         if workload == "engine":
@@ -66,11 +86,23 @@ def play(workload: str, deals: int) -> None:
             def run() -> None:
                 bare_loop(deals)
 
-        else:
+        elif workload == "match":
             trio.run(play_random, 1, Path(tmp))
 
             def run() -> None:
                 trio.run(play_random, deals, Path(tmp))
+
+        else:
+
+            def ladder(name: str, deal_sets: int) -> None:
+                common = {"concurrency": 2, "deal_sets": deal_sets, "deals": 3}
+                config = ladder_config(Path(tmp), name, RANDOMS, "inprocess", referees=1, **common)
+                trio.run(partial(run_ladder, config))
+
+            ladder("warm-up", 1)
+
+            def run() -> None:
+                ladder("counted", ladder_deal_sets(deals))
 
         _callgrind_control("--instr=on")
         run()
@@ -105,7 +137,7 @@ def count(workload: str, deals: int) -> int:
 
 
 def bench_instructions(deals: int) -> dict[str, Any]:
-    per_deal = {workload: round(count(workload, deals) / deals) for workload in WORKLOADS}
+    per_deal = {w: round(count(w, deals) / workload_deals(w, deals)) for w in WORKLOADS}
     engine = per_deal["engine"]
     return {
         "deals": deals,
