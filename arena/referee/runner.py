@@ -226,17 +226,6 @@ class MatchRunner(LinkHost):
             server_version=__version__,
         )
 
-    def _time_control_header(self) -> dict[str, int]:
-        tc = self.config.time_control
-        header = {
-            "per_decision_ms": tc.per_decision_ms,
-            "bank_ms": tc.bank_ms,
-            "increment_ms": tc.increment_ms,
-        }
-        if tc.latency_allowance_ms:  # absent when off, as in logs before version 3
-            header["latency_allowance_ms"] = tc.latency_allowance_ms
-        return header
-
     def _write(self, line: dict[str, Any]) -> None:
         if self._writer is not None:
             self._writer.write(line)
@@ -277,7 +266,7 @@ class MatchRunner(LinkHost):
                 "seed": c.seed,
                 "deals": c.deals,
                 "seats": list(c.seat_names),
-                "time_control": self._time_control_header(),
+                "time_control": c.time_control.header(),
                 "fault_policy": c.fault_policy,
                 "max_invalid": c.max_invalid,
                 **cpu_clock_header([s.index for s in self.seats if s.cpu_meter is not None]),

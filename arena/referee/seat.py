@@ -101,6 +101,17 @@ class TimeControl:
             latency_allowance_ms=self.latency_allowance_ms,
         )
 
+    def header(self) -> dict[str, int]:
+        """The replay header's `time_control`."""
+        header = {
+            "per_decision_ms": self.per_decision_ms,
+            "bank_ms": self.bank_ms,
+            "increment_ms": self.increment_ms,
+        }
+        if self.latency_allowance_ms:  # absent when off, as in logs before version 3
+            header["latency_allowance_ms"] = self.latency_allowance_ms
+        return header
+
 
 # Items of a seat's inbox.
 class Reply(NamedTuple):  # one per decision: a tuple is cheaper to make than a frozen dataclass
