@@ -141,6 +141,20 @@ class Results:
             return False
         return True
 
+    async def _store_or_explain(self, record: PendingRecord, bound: Any) -> None:
+        """Record `record`, or log why the store refuses it for good; raises when the store does not
+        answer (to the record, or to the look at why it refused)."""
+        try:
+            await self._store(record)
+        except NotRunningError:
+            found = await self.state.db(self.state.store.match_state, record.match_id)
+            if found == "finished":
+                bound.info("result already recorded")  # an earlier try's commit went through
+            else:
+                bound.warning("not recorded: the store has the match as " + (found or "unknown"))
+        except TakenForDeadError:
+            bound.warning("not recorded: this server was taken for dead and its matches aborted")
+
     async def settle(self, record: PendingRecord) -> bool:
         """Give the store one pending record; True once it is settled (recorded, or refused for
         good) and gone from the journal, False if the store did not answer (it stays on disk)."""
@@ -150,16 +164,7 @@ class Results:
         bound = log.bind(match_id=record.match_id)
         try:
             try:
-                try:
-                    await self._store(record)
-                except NotRunningError:
-                    found = await self.state.db(self.state.store.match_state, record.match_id)
-                    if found == "finished":
-                        bound.info("result already recorded")  # an earlier try's commit went through
-                    else:
-                        bound.warning("not recorded: the store has the match as " + (found or "unknown"))
-                except TakenForDeadError:
-                    bound.warning("not recorded: this server was taken for dead and its matches aborted")
+                await self._store_or_explain(record, bound)
             except Exception as exc:  # no answer to the record, or to the look at a refused one
                 if record.match_id not in self._waiting:
                     self._waiting.add(record.match_id)

@@ -315,7 +315,8 @@ const LOBBY_BROKEN = new Set([
  * Several addresses are shuffled, and the first join goes to the first, so that bots spread over
  * the servers. When all are IP literals the later joins share one channel balanced by gRPC's own
  * `round_robin`: each goes to the next server that is up. Otherwise the SDK rotates itself: after
- * a broken lobby stream it joins the next address. UNAVAILABLE (a server down or draining) and other broken streams are joined again
+ * a broken lobby stream it joins the next address. UNAVAILABLE (a server down or draining) and
+ * other broken streams are joined again
  * with backoff for up to `reconnectSeconds`; RESOURCE_EXHAUSTED and a pause wait `retry-after-ms`;
  * other statuses (a bad token or variant) reject with a BotError. Resolves with
  * `{botName, matches, failures, seated}` once the lobby is left and the matches in flight are over.
